@@ -1,0 +1,56 @@
+"""Connections: every command reads CODESIFT_DSN; unset means the embedded cluster."""
+
+import os
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from .errors import ConnectionFailed
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+EMBEDDED_PORT = 54329
+
+
+def embedded_dsn() -> str:
+    """The DSN of the project-local cluster that `make db` starts (scripts/db.sh)."""
+    socket_dir = PROJECT_ROOT / ".pgdata" / "run"
+    return f"postgresql://postgres@/codesift?host={socket_dir}&port={EMBEDDED_PORT}"
+
+
+def current_dsn() -> str:
+    return os.environ.get("CODESIFT_DSN") or embedded_dsn()
+
+
+def redacted(dsn: str) -> str:
+    """The DSN without its password, for error messages."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "<unparseable DSN>"
+    if "password" in params:
+        params["password"] = "***"
+    return make_conninfo(**params)
+
+
+def connect(dsn: str | None = None, **kwargs) -> psycopg.Connection:
+    dsn = dsn or current_dsn()
+    try:
+        conn = psycopg.connect(dsn, **kwargs)
+    except psycopg.ProgrammingError as exc:
+        raise ConnectionFailed(
+            f"CODESIFT_DSN is not a valid connection string ({exc}).\n"
+            "  Use e.g. postgresql://user:password@host:5432/dbname, or unset it to use the "
+            "embedded database (make db)."
+        ) from None
+    except psycopg.OperationalError as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        hint = (
+            "Start the embedded database with `make db`."
+            if not os.environ.get("CODESIFT_DSN")
+            else "Check CODESIFT_DSN, or unset it to use the embedded database (make db)."
+        )
+        raise ConnectionFailed(
+            f"cannot connect to PostgreSQL at {redacted(dsn)}: {reason}\n  {hint}"
+        ) from None
+    return conn

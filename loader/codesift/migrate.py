@@ -1,0 +1,194 @@
+"""The migration runner (`codesift migrate`).
+
+sql/incremental/NNN-name.sql run once and are recorded with their checksum;
+sql/idempotent/NNN-name.sql (create-or-replace functions, views, policies) are
+re-run whenever they change or an incremental migration was applied. All of it
+happens in one transaction under an advisory lock: two installers serialise, and
+a failure leaves the database exactly as it was.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from .db import PROJECT_ROOT
+from .errors import MigrationError
+
+SQL_DIR = PROJECT_ROOT / "sql"
+LOCK_KEY = 0x636F646573696674  # 'codesift' as an advisory lock key
+MIN_PGVECTOR = (0, 8, 0)
+NAME_PATTERN = re.compile(r"^\d{3}-[a-z0-9_-]+\.sql$")
+
+
+@dataclass(frozen=True)
+class Migration:
+    kind: str  # 'incremental' or 'idempotent'
+    name: str
+    text: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+@dataclass
+class MigrateResult:
+    applied: list[str] = field(default_factory=list)
+
+
+def discover(sql_dir: Path = SQL_DIR) -> list[Migration]:
+    migrations = []
+    for kind in ("incremental", "idempotent"):
+        for path in sorted((sql_dir / kind).glob("*.sql")):
+            if not NAME_PATTERN.match(path.name):
+                raise MigrationError(f"{path}: migration files are named NNN-name.sql")
+            migrations.append(Migration(kind, path.name, path.read_text()))
+    return migrations
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def check_extensions(conn: psycopg.Connection) -> None:
+    """Refuse early, with the fix, on a server lacking pgvector or plpython3u."""
+    available = dict(
+        conn.execute(
+            "select name, default_version from pg_available_extensions"
+            " where name in ('vector', 'plpython3u')"
+        ).fetchall()
+    )
+    if "plpython3u" not in available:
+        raise MigrationError(
+            "this PostgreSQL server has no plpython3u: install postgresql-plpython3-<major> "
+            "(Debian) on the server, or use Dockerfile.postgres / the embedded database (make db)"
+        )
+    if "vector" not in available:
+        raise MigrationError(
+            "this PostgreSQL server has no pgvector extension: install pgvector >= 0.8 "
+            "(postgresql-<major>-pgvector), or use Dockerfile.postgres / the embedded database"
+        )
+    installed = conn.execute(
+        "select extversion from pg_extension where extname = 'vector'"
+    ).fetchone()
+    version = installed[0] if installed else available["vector"]
+    if _version_tuple(version) < MIN_PGVECTOR:
+        raise MigrationError(
+            f"pgvector {version} is too old: codesift needs >= 0.8 (iterative index scans); "
+            "upgrade it on the server (ALTER EXTENSION vector UPDATE after installing)"
+        )
+
+
+def _applied(conn: psycopg.Connection) -> dict[tuple[str, str], str]:
+    conn.execute(
+        """
+        create schema if not exists codesift;
+        create table if not exists codesift.schema_migrations (
+            kind text not null,
+            name text not null,
+            checksum text not null,
+            applied_at timestamptz not null default now(),
+            primary key (kind, name)
+        )
+        """
+    )
+    rows = conn.execute("select kind, name, checksum from codesift.schema_migrations").fetchall()
+    return {(kind, name): checksum for kind, name, checksum in rows}
+
+
+def _check_history(migrations: list[Migration], applied: dict[tuple[str, str], str]) -> None:
+    known = {(m.kind, m.name): m for m in migrations}
+    for (kind, name), checksum in sorted(applied.items()):
+        if kind != "incremental":
+            continue
+        if (kind, name) not in known:
+            raise MigrationError(
+                f"the database has migration {kind}/{name}, which this codesift does not know: "
+                "it was migrated by a newer codesift. Upgrade codesift (git pull) and retry."
+            )
+        if known[(kind, name)].checksum != checksum:
+            raise MigrationError(
+                f"sql/{kind}/{name} was edited after it was applied to this database "
+                f"(checksum {checksum[:12]} recorded, {known[(kind, name)].checksum[:12]} now). "
+                "Released incremental migrations are never edited: restore the file and put the "
+                "change in a new migration."
+            )
+
+
+def migrate(
+    conn: psycopg.Connection, embedding_dim: int | None = None, sql_dir: Path = SQL_DIR
+) -> MigrateResult:
+    """Apply what is pending, in one transaction under an advisory lock."""
+    migrations = discover(sql_dir)
+    result = MigrateResult()
+    try:
+        with conn.transaction():
+            conn.execute("select pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            check_extensions(conn)
+            applied = _applied(conn)
+            _check_history(migrations, applied)
+            _check_embedding_dim(conn, embedding_dim)
+            if embedding_dim is not None:
+                conn.execute(
+                    "select set_config('codesift.embedding_dim', %s, true)", (str(embedding_dim),)
+                )
+            ran_incremental = False
+            for m in migrations:
+                recorded = applied.get((m.kind, m.name))
+                if m.kind == "incremental" and recorded is not None:
+                    continue
+                if m.kind == "idempotent" and recorded == m.checksum and not ran_incremental:
+                    continue
+                _run(conn, m)
+                ran_incremental |= m.kind == "incremental"
+                result.applied.append(f"{m.kind}/{m.name}")
+            if result.applied:
+                conn.execute(
+                    sql.SQL("alter database {} set search_path = codesift, public").format(
+                        sql.Identifier(conn.info.dbname)
+                    )
+                )
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise MigrationError(
+            f"the DSN's role may not install codesift ({exc.diag.message_primary}); "
+            "run `codesift migrate` as the database owner or a superuser. Nothing was changed."
+        ) from None
+    return result
+
+
+def _check_embedding_dim(conn: psycopg.Connection, wanted: int | None) -> None:
+    if wanted is None:
+        return
+    exists = conn.execute("select to_regclass('codesift.settings')").fetchone()[0]
+    if exists is None:
+        return
+    row = conn.execute("select value from codesift.settings where key = 'embedding_dim'").fetchone()
+    if row and int(row[0]) != wanted:
+        raise MigrationError(
+            f"this database was installed with embedding dimension {row[0]}, not {wanted}; "
+            "a different dimension needs a fresh database"
+        )
+
+
+def _run(conn: psycopg.Connection, m: Migration) -> None:
+    try:
+        with conn.transaction():  # a savepoint: name the failing file precisely
+            conn.execute(m.text)
+    except psycopg.errors.InsufficientPrivilege:
+        raise
+    except psycopg.Error as exc:
+        message = exc.diag.message_primary or str(exc)
+        raise MigrationError(
+            f"migration sql/{m.kind}/{m.name} failed: {message}. The database was left unchanged."
+        ) from None
+    conn.execute(
+        """
+        insert into codesift.schema_migrations (kind, name, checksum) values (%s, %s, %s)
+        on conflict (kind, name) do update set checksum = excluded.checksum, applied_at = now()
+        """,
+        (m.kind, m.name, m.checksum),
+    )

