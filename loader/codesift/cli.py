@@ -16,7 +16,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 @app.callback()
@@ -47,6 +47,99 @@ def migrate(
         err.print(f"[green]{len(result.applied)} migration(s) applied[/green]")
     else:
         err.print("nothing to apply: the database is up to date")
+
+
+@app.command()
+def index(
+    path: Annotated[str, typer.Argument(help="A git repository (any folder inside a checkout).")],
+    name: Annotated[
+        str | None, typer.Option(help="Repository name in codesift (default: the folder's name).")
+    ] = None,
+    tenant: Annotated[
+        str, typer.Option(help="Tenant that owns the index; created if missing.")
+    ] = "default",
+    ref: Annotated[str, typer.Option(help="Branch, tag or commit to index.")] = "HEAD",
+    worktree: Annotated[
+        bool,
+        typer.Option(
+            "--worktree",
+            help="Also index uncommitted changes: modified and untracked, non-ignored files.",
+        ),
+    ] = False,
+    max_bytes: Annotated[
+        int, typer.Option(help="Skip files larger than this many bytes.", min=1)
+    ] = 1024 * 1024,
+    embed: Annotated[
+        bool, typer.Option(help="Compute embeddings for new symbols and files.")
+    ] = True,
+) -> None:
+    """Index a git repository: push new blobs (symbols and imports are extracted in the
+    database), record the tree at REF, resolve import edges, embed what is new."""
+    from .indexer import index_repository
+
+    with db.connect() as conn:
+        s = index_repository(
+            conn,
+            path,
+            name=name,
+            tenant=tenant,
+            ref=ref,
+            worktree=worktree,
+            max_bytes=max_bytes,
+            embed=embed,
+        )
+    err.print(
+        f"[green]indexed[/green] {s.repository} @ {s.commit[:12]}"
+        f"{' + worktree' if worktree else ''}:"
+        f" {s.files} files, {s.new_blobs} new blobs ({s.reused_blobs} already stored),"
+        f" {s.new_symbols} new symbols, {s.removed_paths} paths removed, {s.edges} import edges,"
+        f" embedded {s.embedded.symbols} symbols + {s.embedded.blobs} files"
+    )
+    for reason, count in sorted(s.skipped.items()):
+        err.print(f"  skipped {count} file(s): {reason}")
+
+
+@app.command()
+def status(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's repositories.")] = None,
+) -> None:
+    """Per repository: the indexed commit, whether HEAD moved past it, counts and backlog."""
+    from rich.table import Table
+
+    from .status import repository_status
+
+    with db.connect() as conn:
+        rows = repository_status(conn, tenant)
+    if not rows:
+        err.print("no repositories indexed yet: run `codesift index PATH`")
+        return
+    table = Table(
+        "tenant",
+        "repository",
+        "indexed commit",
+        "indexed at",
+        "stale",
+        "files",
+        "symbols",
+        "edges",
+        "embedding backlog",
+    )
+    for r in rows:
+        stale = {True: "[red]yes[/red]", False: "no", None: "?"}[r.stale]
+        commit = (r.indexed_commit or "-")[:12] + (" +wt" if r.worktree else "")
+        at = r.indexed_at.strftime("%Y-%m-%d %H:%M") if r.indexed_at else "-"
+        table.add_row(
+            r.tenant,
+            r.name,
+            commit,
+            at,
+            stale,
+            str(r.live_files),
+            str(r.symbols),
+            str(r.edges),
+            str(r.embedding_backlog),
+        )
+    Console().print(table)
 
 
 def main() -> None:

@@ -1,0 +1,195 @@
+"""Database glue for ingestion, called from thin PL/Python shims.
+
+on_blobs_inserted: the statement trigger on codesift.blobs. In the same
+transaction as the insert it extracts every new blob's symbols and import
+statements and fills its text-search lexemes, so any client that inserts a
+blob gets the same index, and no blob exists without its symbols.
+
+resolve_repository_edges: turns the import statements of a repository's live
+files into edges between paths of that repository.
+"""
+
+from . import identifiers, imports, symbols
+
+SYMBOL_COLUMNS = (
+    "name",
+    "qualified_name",
+    "kind",
+    "start_line",
+    "end_line",
+    "signature",
+    "body",
+    "parent",
+    "part",
+)
+
+
+_PLANS: dict[str, object] = {}
+
+
+def _plan(plpy, query: str, types: list[str]):
+    """Prepare once per backend: this module stays imported for the connection's life."""
+    if query not in _PLANS:
+        _PLANS[query] = plpy.prepare(query, types)
+    return _PLANS[query]
+
+
+INSERT_SYMBOLS = """
+insert into codesift.code_symbols (tenant_id, blob_sha, name, qualified_name, kind, start_line,
+    end_line, signature, body, parent, part, lexemes)
+select s.tenant_id, s.blob_sha, s.name, s.qualified_name, s.kind, s.start_line, s.end_line,
+    s.signature, s.body, s.parent, s.part, to_tsvector('simple', s.terms)
+from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
+    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[])
+    as s(tenant_id, blob_sha, name, qualified_name, kind, start_line, end_line, signature, body,
+         parent, part, terms)
+"""
+
+INSERT_IMPORTS = """
+insert into codesift.blob_imports (tenant_id, blob_sha, module, names, relation, line)
+select i.tenant_id, i.blob_sha, i.module,
+    coalesce(array(select jsonb_array_elements_text(i.names::jsonb)), '{}'), i.relation, i.line
+from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
+    as i(tenant_id, blob_sha, module, names, relation, line)
+"""
+
+UPDATE_LEXEMES = """
+update codesift.blobs b set lexemes = to_tsvector('simple', t.terms)
+from unnest($1::bigint[], $2::text[], $3::text[]) as t(tenant_id, sha, terms)
+where b.tenant_id = t.tenant_id and b.sha = t.sha
+"""
+
+TYPES_SYMBOLS = [
+    "bigint[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "int[]",
+    "int[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "int[]",
+    "text[]",
+]
+TYPES_IMPORTS = ["bigint[]", "text[]", "text[]", "text[]", "text[]", "int[]"]
+
+
+def symbol_terms(symbol: dict) -> str:
+    """What the symbol's lexical index holds: its names, signature and body identifiers."""
+    head = f"{symbol['qualified_name']} {symbol['name']} {symbol.get('signature') or ''}"
+    return identifiers.identifier_terms(head) + " " + identifiers.identifier_terms(symbol["body"])
+
+
+def on_blobs_inserted(plpy) -> None:
+    import json
+
+    rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
+    sym_cols: list[list] = [[] for _ in range(12)]
+    imp_cols: list[list] = [[] for _ in range(6)]
+    lex_cols: list[list] = [[], [], []]
+    for row in rows:
+        tenant, sha, language = row["tenant_id"], row["sha"], row["language"]
+        content, path = row["content"], row["path_hint"] or ""
+        for sym in symbols.extract_symbols(path, content, language):
+            values = [tenant, sha] + [sym[c] for c in SYMBOL_COLUMNS] + [symbol_terms(sym)]
+            for col, value in zip(sym_cols, values, strict=True):
+                col.append(value)
+        if language:
+            for imp in imports.extract_imports(path, content, language):
+                values = [
+                    tenant,
+                    sha,
+                    imp["module"],
+                    json.dumps(imp["names"]),
+                    imp["relation"],
+                    imp["line"],
+                ]
+                for col, value in zip(imp_cols, values, strict=True):
+                    col.append(value)
+        lex_cols[0].append(tenant)
+        lex_cols[1].append(sha)
+        lex_cols[2].append(identifiers.identifier_terms(content))
+    if sym_cols[0]:
+        plpy.execute(_plan(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
+    if imp_cols[0]:
+        plpy.execute(_plan(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
+    if lex_cols[0]:
+        plan = _plan(plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]"])
+        plpy.execute(plan, lex_cols)
+
+
+LIVE_IMPORTS = """
+select f.path, b.language, i.module, i.names, i.relation, i.line
+from codesift.files f
+join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
+join codesift.blob_imports i on i.tenant_id = f.tenant_id and i.blob_sha = f.blob_sha
+where f.repository_id = $1 and f.live
+order by f.path, i.line
+"""
+
+INSERT_EDGES = """
+insert into codesift.code_symbol_edges (tenant_id, repository_id, source_path, target_path,
+    relation, names, line)
+select r.tenant_id, r.id, e.source_path, e.target_path, e.relation,
+    coalesce(array(select jsonb_array_elements_text(e.names::jsonb)), '{}'), e.line
+from codesift.repositories r,
+    unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
+        as e(source_path, target_path, relation, names, line)
+where r.id = $1
+"""
+
+
+def resolve_repository_edges(plpy, repository_id: int) -> int:
+    """Recompute the repository's import edges from its live files; returns the edge count."""
+    import json
+
+    paths = frozenset(
+        r["path"]
+        for r in plpy.execute(
+            plpy.prepare(
+                "select path from codesift.files where repository_id = $1 and live", ["bigint"]
+            ),
+            [repository_id],
+        )
+    )
+    go_mod = plpy.execute(
+        plpy.prepare(
+            "select b.content from codesift.files f join codesift.blobs b"
+            " on b.tenant_id = f.tenant_id and b.sha = f.blob_sha"
+            " where f.repository_id = $1 and f.live and f.path = 'go.mod'",
+            ["bigint"],
+        ),
+        [repository_id],
+    )
+    go_module = imports.go_module_path(go_mod[0]["content"]) if go_mod else None
+    by_file: dict[tuple[str, str], list[dict]] = {}
+    for r in plpy.execute(plpy.prepare(LIVE_IMPORTS, ["bigint"]), [repository_id]):
+        by_file.setdefault((r["path"], r["language"]), []).append(
+            {
+                "module": r["module"],
+                "names": list(r["names"] or []),
+                "relation": r["relation"],
+                "line": r["line"],
+            }
+        )
+    cols: list[list] = [[], [], [], [], []]
+    for (path, language), imps in by_file.items():
+        for edge in imports.resolve_imports(path, imps, language, paths, go_module):
+            for col, value in zip(
+                cols,
+                [path, edge["target"], edge["relation"], json.dumps(edge["names"]), edge["line"]],
+                strict=True,
+            ):
+                col.append(value)
+    plpy.execute(
+        plpy.prepare("delete from codesift.code_symbol_edges where repository_id = $1", ["bigint"]),
+        [repository_id],
+    )
+    if cols[0]:
+        plan = plpy.prepare(
+            INSERT_EDGES, ["bigint", "text[]", "text[]", "text[]", "text[]", "int[]"]
+        )
+        plpy.execute(plan, [repository_id, *cols])
+    return len(cols[0])

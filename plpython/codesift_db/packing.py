@@ -1,0 +1,208 @@
+"""Token packing: fill a token budget with the kept candidates, best first, citing each one.
+
+Server-free: the PL/Python shim of the retrieval pipeline (stage 4) imports this module.
+
+    estimate_tokens(text) -> int     the token count charged against budgets
+    format_header(item) -> str       '# repo/path:12-40 (Class.method) @ blob 1a2b3c4d5e6f'
+    pack(items, budget) -> items with packed, tokens, truncated, packed_text (and decision)
+
+pack takes candidate dicts in descending score order (normally the output of
+diversity.prune), with `path`, `start_line`, `end_line` (1-based, inclusive), `text` (those
+lines joined by '\\n') and optionally `repository`, `symbol`, `blob_sha`, `decision`. It
+returns every item, in input order, as a new dict with every input key kept and these added:
+
+* `packed`: whether the item is in the pack; `packed_text`: its header line, '\\n', and the
+  text included (None when not packed); `tokens`: estimate_tokens(packed_text), 0 when not
+  packed; `truncated`: whether only leading lines of the item were included.
+* `decision`: items whose decision is missing or 'kept' are candidates; one that does not fit
+  becomes 'not_packed:budget' (a packed item without a decision gets 'kept'). Any other
+  decision ('pruned:...') is left as it is and the item is never packed.
+
+Rules: greedy in input order under an exact budget: the sum of `tokens` over packed items
+never exceeds `budget` (headers and truncation markers included). An item that does not fit
+is skipped and later, smaller items may still fit. Text is never cut inside a line. Only the
+first candidate, when it alone exceeds the budget, is truncated: it keeps as many whole
+leading lines as fit together with its header and a last line
+'# … truncated at line N of M' (N the last included line, M the original end_line, both file
+line numbers); its `end_line` becomes N. If not even its first line fits, it is not packed.
+
+estimate_tokens is a linear model of byte-class counts, each computed by a C-level
+bytes.translate / count (no tokenizer, no regex; a few times faster than one regex pass):
+
+    0.867 per letter run (a word or identifier piece)  + 0.039 per letter
+    0.759 per lower->upper case change (camelCase)      + 0.679 per '_'
+    1.031 per run of punctuation                        + 0.123 per punctuation char
+    0.706 per digit                                     + 0.956 per line break
+    1.02 per extra UTF-8 byte of non-ASCII characters
+
+rounded up (at least 1 for non-empty text). The weights were fitted (least squares on
+relative error) to the largest of three real BPE token counts, OpenAI's cl100k_base and
+o200k_base and Anthropic's published legacy Claude tokenizer, on 40-line chunks of Python and
+JavaScript, then raised 4 % so that undercounting, which could overflow a caller's budget,
+stays rare. bench/token_estimator_bench.py measures it: on code it reads about 4.5 % high
+against the Claude tokenizer (6 % mean absolute error, under by more than 10 % on 2 % of
+chunks) and about 15 % high against cl100k_base and o200k_base; short header lines read
+higher still. Every count only grows when text is appended, so neither does the estimate.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+
+NOT_PACKED_BUDGET = "not_packed:budget"
+KEPT = "kept"
+BLOB_SHA_CHARS = 12
+TRUNCATION_MARKER = "# … truncated at line {last} of {end}"
+
+
+def _table(classes: dict[str, str]) -> bytes:
+    table = bytearray(b" " * 256)
+    for chars, cls in classes.items():
+        for ch in chars:
+            table[ord(ch)] = ord(cls)
+    return bytes(table)
+
+
+_PUNCTUATION = string.punctuation.replace("_", "")
+# Lower-case letters -> 'a', upper-case -> 'A', everything else -> ' '.
+_CASE = _table({string.ascii_lowercase: "a", string.ascii_uppercase: "A"})
+# ASCII punctuation except '_' -> '.', everything else -> ' '.
+_PUNCT = _table({_PUNCTUATION: "."})
+_DIGITS = string.digits.encode()
+_NON_LETTERS = bytes(b for b in range(256) if chr(b) not in string.ascii_letters)
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated LLM (BPE) token count of `text`, biased slightly high; 0 for ''."""
+    if not text:
+        return 0
+    raw = text.encode("utf-8", "surrogatepass")
+    size = len(raw)
+    case = raw.translate(_CASE)
+    punct = raw.translate(_PUNCT)
+    first_is_letter = case[:1] != b" "
+    letter_runs = case.count(b" a") + case.count(b" A") + first_is_letter
+    punct_runs = punct.count(b" .") + (punct[:1] == b".")
+    estimate = (
+        0.867 * letter_runs
+        + 0.039 * len(raw.translate(None, _NON_LETTERS))
+        + 0.759 * case.count(b"aA")
+        + 0.679 * text.count("_")
+        + 1.031 * punct_runs
+        + 0.123 * punct.count(b".")
+        + 0.706 * (size - len(raw.translate(None, _DIGITS)))
+        + 0.956 * text.count("\n")
+        + 1.02 * (size - len(text))
+    )
+    return max(1, math.ceil(estimate))
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).splitlines())
+
+
+def format_header(item: dict) -> str:
+    """The citation line of an item.
+
+    '# {repository}/{path}:{start_line}-{end_line} ({symbol}) @ blob {blob_sha[:12]}'; the
+    repository prefix, the symbol and the blob part are left out when missing or empty.
+    Line breaks inside values become spaces, so the header is always one line.
+    """
+    path = _one_line(item["path"])
+    repository = item.get("repository")
+    where = f"{_one_line(repository)}/{path}" if repository else path
+    header = f"# {where}:{item['start_line']}-{item['end_line']}"
+    symbol = item.get("symbol")
+    if symbol:
+        header += f" ({_one_line(symbol)})"
+    blob_sha = item.get("blob_sha")
+    if blob_sha:
+        header += f" @ blob {_one_line(blob_sha)[:BLOB_SHA_CHARS]}"
+    return header
+
+
+def _check_budget(budget: int) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise ValueError(
+            f"budget must be a positive integer number of tokens (e.g. 4000), got {budget!r}"
+        )
+    return budget
+
+
+def _truncate(item: dict, lines: list[str], budget: int) -> tuple[str, int, int] | None:
+    """(packed_text, tokens, last_line) of the longest whole-line prefix that fits, or None.
+
+    The prefix keeps k of the item's lines (1 <= k < len(lines)), the header cites lines
+    start..start+k-1 and a marker line ends it. Costs grow with k (every count in the
+    estimator only grows when text is appended; only a header or marker number gaining a
+    digit can add a token), so a binary search finds the largest k, and the result is
+    checked against the budget before it is returned.
+    """
+    start = int(item["start_line"])
+    end = item["end_line"]
+
+    def render(k: int) -> tuple[str, int]:
+        last = start + k - 1
+        header = format_header({**item, "end_line": last})
+        marker = TRUNCATION_MARKER.format(last=last, end=end)
+        text = "\n".join([header, *lines[:k], marker])
+        return text, estimate_tokens(text)
+
+    lo, hi = 0, len(lines) - 1  # invariant: render(lo) fits or lo == 0; render(hi + 1) does not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if render(mid)[1] <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    while lo > 0:
+        text, cost = render(lo)
+        if cost <= budget:
+            return text, cost, start + lo - 1
+        lo -= 1
+    return None
+
+
+def pack(items: list[dict], budget: int) -> list[dict]:
+    """Greedy token packing under an exact budget; see the module docstring for the rules.
+
+    Raises ValueError unless budget is an int > 0.
+    """
+    remaining = _check_budget(budget)
+    out: list[dict] = []
+    first = True
+    for item in items:
+        result = dict(item)
+        out.append(result)
+        result.update(packed=False, tokens=0, truncated=False, packed_text=None)
+        decision = item.get("decision")
+        if decision not in (None, KEPT):
+            continue
+        is_first, first = first, False
+
+        header = format_header(item)
+        # Estimates only grow when text is appended: a header that alone does not fit rules
+        # the item out without estimating its text.
+        if estimate_tokens(header) > remaining and not is_first:
+            result["decision"] = NOT_PACKED_BUDGET
+            continue
+        text = item.get("text") or ""
+        packed_text = f"{header}\n{text}"
+        cost = estimate_tokens(packed_text)
+        truncated = False
+        if cost > remaining and is_first:
+            lines = text.split("\n")
+            cut = _truncate(item, lines, remaining) if len(lines) > 1 else None
+            if cut is not None:
+                packed_text, cost, last_line = cut
+                result["end_line"] = last_line
+                truncated = True
+        if cost > remaining:
+            result["decision"] = NOT_PACKED_BUDGET
+            continue
+        remaining -= cost
+        result.update(packed=True, tokens=cost, truncated=truncated, packed_text=packed_text)
+        if decision is None:
+            result["decision"] = KEPT
+    return out

@@ -1,0 +1,1133 @@
+"""Symbol extraction: split a source file into functions, classes, methods, routes, sections.
+
+Server-free: PL/Python shims import this module; it only needs the tree-sitter grammar wheels
+(each imported lazily, so a missing grammar disables only its language).
+
+    detect_language(path) -> 'python' | 'javascript' | ... | 'markdown' | None
+    extract_symbols(path, text, language=None) -> [symbol dict, ...] ordered by start_line
+
+Each symbol is a dict with exactly the keys name, qualified_name, kind, start_line, end_line
+(1-based, inclusive), signature, body (the exact lines start..end joined by '\\n'), parent and
+part. Decisions worth knowing:
+
+* Ranges include what is glued to a definition: Python decorators, JS/TS decorators, Rust
+  `#[...]` attributes, `export`, C++ `template <...>`, and Java/C#/PHP annotations (which the
+  grammars already put inside the declaration). Preceding comments are not included.
+* `signature` is the text from the range start up to the body opening (so decorators and
+  annotations are part of it), whitespace-collapsed, at most 300 characters.
+* `parent` is the qualified name of the enclosing scope: a class, an impl/receiver type, a
+  C++ namespace, a JS object literal bound to a name; None at top level.
+* 'function' becomes 'method' when defined directly in a class-like body (class, interface,
+  struct, trait, Rust impl) or qualified by a type (Go receiver, C++ `Class::method`).
+  Ruby modules are reported as 'class'. Rust traits, enums and all structs are 'type'.
+* Routes: JS `app.get('/x', ...)` (name 'GET /x'); Python `@app.route/get/post...`; Java
+  `@GetMapping`-style and JAX-RS annotations; C# `[HttpGet]`/`[Route]`. Python/Java/C# routes
+  keep the function's name.
+* Splitting: a symbol longer than MAX_SYMBOL_LINES or MAX_SYMBOL_CHARS is emitted ONLY as
+  parts 1..n (no part 0) that tile its line range exactly. Cuts prefer the shallowest syntax
+  boundary (between methods, then between statements), then blank lines, then any line; a
+  comment or decorator stays with what follows it. A single line over the limit stays whole;
+  if splitting cannot produce two parts the symbol is emitted whole as part 0.
+* Fallback ('block' kind): unknown languages, a missing grammar, or a parsed file that yields
+  no symbol at all use top-level brace blocks or indentation blocks (whichever covers more
+  lines), else windows of FALLBACK_WINDOW_LINES lines.
+* Never raises: any failure degrades to the fallback, then to an empty list. Tree walks are
+  iterative, so thousands of nesting levels are fine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MAX_SYMBOL_LINES = 120
+MAX_SYMBOL_CHARS = 6000
+FALLBACK_WINDOW_LINES = 60
+MAX_SIGNATURE_CHARS = 300
+# Bigger files are not parsed (generated code); they get fallback blocks.
+MAX_PARSE_CHARS = 4_000_000
+# Symbols nested deeper than this are not reported (their bodies would repeat quadratically).
+MAX_NESTING = 32
+# Below this depth under a symbol, syntax boundaries are no longer worth preferring as cuts.
+_CUT_DEPTH_LIMIT = 12
+
+# --------------------------------------------------------------------------- languages
+
+_EXTENSIONS = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".java": "java",
+    ".rs": "rust",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".h++": "cpp",
+    ".ipp": "cpp",
+    ".inl": "cpp",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".php": "php",
+    ".cs": "csharp",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+}
+_FILENAMES = {"rakefile": "ruby", "gemfile": "ruby", "guardfile": "ruby"}
+_ALIASES = {"js": "javascript", "ts": "typescript", "c_sharp": "csharp", "c#": "csharp"}
+_ALIASES.update({"py": "python", "c++": "cpp", "rb": "ruby", "md": "markdown"})
+
+# language -> (grammar module, function returning the language pointer)
+_GRAMMARS = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+}
+_PARSERS: dict[str, object] = {}  # language -> Parser, or None once known to be unavailable
+
+
+def detect_language(path: str) -> str | None:
+    """Language of a file from its name; None for anything we have no extractor for."""
+    try:
+        base = os.path.basename(str(path))
+        if base.lower() in _FILENAMES:
+            return _FILENAMES[base.lower()]
+        return _EXTENSIONS.get(os.path.splitext(base)[1].lower())
+    except Exception:
+        return None
+
+
+def _parser(language: str):
+    if language not in _PARSERS:
+        try:
+            from tree_sitter import Language, Parser
+
+            module_name, func = _GRAMMARS[language]
+            module = importlib.import_module(module_name)
+            _PARSERS[language] = Parser(Language(getattr(module, func)()))
+        except Exception:
+            _PARSERS[language] = None
+    return _PARSERS[language]
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def extract_symbols(path: str, text: str, language: str | None = None) -> list[dict]:
+    """All symbols of one file (see the module docstring). Never raises."""
+    try:
+        if isinstance(text, bytes | bytearray | memoryview):
+            text = bytes(text).decode("utf-8", "replace")
+        if not isinstance(text, str) or not text.strip():
+            return []
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        src = _Source(path or "", text, lines)
+        language = _resolve_language(path, text, language)
+        symbols: list[dict] = []
+        try:
+            if language == "markdown":
+                symbols = _markdown_symbols(src)
+            elif language in _GRAMMARS and _parser(language) is not None:
+                symbols = _tree_symbols(src, language)
+        except (Exception, RecursionError):
+            symbols = []
+        if not symbols:
+            symbols = _fallback_symbols(src)
+        symbols.sort(key=lambda s: (s["start_line"], -s["end_line"], s["part"]))
+        return symbols
+    except (Exception, RecursionError):
+        return []
+
+
+def _resolve_language(path: str, text: str, language: str | None) -> str | None:
+    if language:
+        language = _ALIASES.get(language.lower(), language.lower())
+    else:
+        language = detect_language(path)
+    # .h is C by default; headers that are plainly C++ parse far better with the C++ grammar.
+    if language == "c" and str(path).lower().endswith(".h"):
+        if re.search(r"^\s*(class|namespace|template\s*<)\b|::", text[:200_000], re.M):
+            language = "cpp"
+    return language
+
+
+class _Source:
+    """The file as lines plus cumulative character counts, for cheap range sizes."""
+
+    def __init__(self, path: str, text: str, lines: list[str]):
+        self.path = path
+        self.text = text
+        self.lines = lines
+        self.offsets = [0]
+        total = 0
+        for line in lines:
+            total += len(line) + 1
+            self.offsets.append(total)
+        self._blank: list[bool] | None = None
+
+    def chars(self, start: int, end: int) -> int:
+        """Characters of 0-based rows start..end inclusive (newlines counted)."""
+        return self.offsets[end + 1] - self.offsets[start]
+
+    def body(self, start: int, end: int) -> str:
+        return "\n".join(self.lines[start : end + 1])
+
+    def blank(self, row: int) -> bool:
+        if self._blank is None:
+            self._blank = [not line.strip() for line in self.lines]
+        return self._blank[row]
+
+
+# --------------------------------------------------------------------------- symbol output
+
+
+def _emit(out: list[dict], src: _Source, sym: dict, start: int, end: int, cuts) -> None:
+    """Append `sym` (rows start..end, 0-based) whole, or as parts when it is over the limits.
+
+    `cuts` maps a row to a preference score for starting a new part there (lower is better),
+    or is a callable producing that map lazily.
+    """
+    end = min(end, len(src.lines) - 1)
+    if start > end:
+        return
+    if _within_limits(src, start, end):
+        parts = [(start, end)]
+    else:
+        parts = _split_rows(src, start, end, cuts() if callable(cuts) else cuts)
+    numbered = len(parts) > 1
+    for i, (s, e) in enumerate(parts, 1):
+        body = src.body(s, e)
+        if not body.strip():
+            continue
+        out.append(
+            dict(
+                sym,
+                start_line=s + 1,
+                end_line=e + 1,
+                body=body,
+                part=i if numbered else 0,
+            )
+        )
+
+
+def _within_limits(src: _Source, start: int, end: int) -> bool:
+    return end - start + 1 <= MAX_SYMBOL_LINES and src.chars(start, end) - 1 <= MAX_SYMBOL_CHARS
+
+
+def _split_rows(src: _Source, start: int, end: int, cuts: dict) -> list[tuple[int, int]]:
+    """Greedy tiling of rows start..end into parts within the limits.
+
+    From each part start, find the furthest row the limits allow, then cut at the best-scored
+    candidate row in reach (ties: the furthest), ignoring candidates that would leave the part
+    under a quarter full. Blank-line boundaries are weak candidates; any row is the last resort.
+    """
+    parts = []
+    p = start
+    while p <= end:
+        reach = p
+        while (
+            reach < end
+            and reach + 1 - p + 1 <= MAX_SYMBOL_LINES
+            and src.chars(p, reach + 1) - 1 <= MAX_SYMBOL_CHARS
+        ):
+            reach += 1
+        if reach >= end:
+            parts.append((p, end))
+            break
+        best = None
+        best_score = None
+        floor = p + 1 + (reach - p) // 4
+        for c in range(p + 1, reach + 2):
+            score = cuts.get(c)
+            if score is None and src.blank(c - 1) and not src.blank(c):
+                score = 1000
+            if score is None or c < floor:
+                continue
+            if best_score is None or score <= best_score:
+                best, best_score = c, score
+        nxt = best if best is not None else reach + 1
+        parts.append((p, nxt - 1))
+        p = nxt
+    return parts
+
+
+def _collapse(text: str, limit: int = MAX_SIGNATURE_CHARS) -> str:
+    text = " ".join(text[: limit * 8].split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# --------------------------------------------------------------------------- tree-sitter
+
+
+@dataclass
+class _Def:
+    """A definition found at a node: what it is and which nodes give its range and body."""
+
+    name: str
+    kind: str
+    node: object  # the node whose range (after wrappers/attachments) is the symbol's
+    body: object = None  # the node where the signature stops
+    quals: tuple = ()  # extra qualifiers: Go receiver, C++ `Class::`, Ruby `A::B`
+    classlike: bool | None = None  # scope of children; None: derived from kind
+
+
+@dataclass
+class _Container:
+    """A qualifier-only scope (namespace, impl block, object literal): not a symbol itself."""
+
+    parts: tuple
+    classlike: bool
+    namespace: bool = False
+
+
+@dataclass
+class _Spec:
+    handlers: dict[str, Callable]
+    wrappers: frozenset = frozenset()  # parents whose range belongs to the definition
+    attached: frozenset = frozenset()  # preceding siblings glued to the next definition
+    opaque: frozenset = frozenset()  # never hold definitions: not walked (big literals)
+
+
+def _text(node) -> str:
+    if node is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _field(node, *names):
+    for name in names:
+        child = node.child_by_field_name(name)
+        if child is not None:
+            return child
+    return None
+
+
+_NAME_OK = re.compile(r"\S")
+
+
+def _clean_name(name: str) -> str:
+    name = " ".join(name.split())
+    if not _NAME_OK.search(name) or len(name) > 200:
+        return ""
+    return name
+
+
+def _split_scoped(name: str) -> tuple[tuple, str]:
+    """'A::B::c' -> (('A', 'B'), 'c'), template arguments dropped."""
+    for _ in range(10):
+        stripped = re.sub(r"<[^<>]*>", "", name)
+        if stripped == name:
+            break
+        name = stripped
+    parts = [p.strip() for p in name.replace("\\", "::").split("::") if p.strip()]
+    if not parts:
+        return (), ""
+    return tuple(parts[:-1]), parts[-1]
+
+
+def _named(kind: str, name_fields=("name",), body_fields=("body",)) -> Callable:
+    """Handler for the common case: a node with a name field and a body field."""
+
+    def handler(node, ctx):
+        name_node = _field(node, *name_fields)
+        quals, name = _split_scoped(_text(name_node))
+        if not name:
+            return None
+        return _Def(name, kind, node, _field(node, *body_fields), quals)
+
+    return handler
+
+
+def _container(name_fields=("name",), classlike=False, namespace=False) -> Callable:
+    def handler(node, ctx):
+        name = _text(_field(node, *name_fields)).strip("\"'`")
+        quals, last = _split_scoped(name)
+        if not last:
+            return None
+        return _Container(quals + (last,), classlike, namespace)
+
+    return handler
+
+
+# --- Python ------------------------------------------------------------------------------
+
+_PY_ROUTE = re.compile(
+    r"^@\s*[\w.]+\.(route|get|post|put|delete|patch|head|options|websocket|api_route)\s*\("
+)
+
+
+def _py_function(node, ctx):
+    d = _named("function")(node, ctx)
+    if d is not None and node.parent is not None and node.parent.type == "decorated_definition":
+        for child in node.parent.named_children:
+            if child.type == "decorator" and _PY_ROUTE.match(_text(child)):
+                d.kind = "route"
+    return d
+
+
+# --- JavaScript / TypeScript -------------------------------------------------------------
+
+_JS_FUNCTIONS = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+_JS_CLASSES = frozenset({"class", "class_expression"})
+_HTTP_VERBS = frozenset({"get", "post", "put", "delete", "patch", "options", "head", "all"})
+
+
+def _js_value_def(name_text: str, value, node, ctx):
+    """A binding whose value is a function, class or object literal, or None."""
+    if value is None:
+        return None
+    quals, name = _split_dotted(name_text)
+    if value.type in _JS_FUNCTIONS and name:
+        kind = "method" if ".prototype." in name_text else "function"
+        return _Def(name, kind, node, _field(value, "body"), quals)
+    if value.type in _JS_CLASSES and name:
+        return _Def(name, "class", node, _field(value, "body"), quals)
+    if value.type == "object":
+        return _Container(quals + ((name,) if name else ()), classlike=False)
+    return None
+
+
+def _split_dotted(text: str) -> tuple[tuple, str]:
+    """'module.exports.x' -> ((), 'x'); 'Foo.prototype.bar' -> (('Foo',), 'bar')."""
+    text = text.strip().strip("\"'`")
+    parts = [p for p in text.split(".") if p and p not in ("module", "exports", "prototype")]
+    parts = [p for p in parts if p != "this"]
+    if not parts or any(not re.fullmatch(r"[\w$#\[\]]+", p) for p in parts):
+        return (), ""
+    return tuple(parts[:-1]), parts[-1]
+
+
+def _js_declarator(node, ctx):
+    parent = node.parent
+    target = node
+    # `const f = () => {}` alone in its statement: the statement (and `export`) is the range.
+    if parent is not None and parent.type in ("lexical_declaration", "variable_declaration"):
+        if sum(1 for c in parent.named_children if c.type == "variable_declarator") == 1:
+            target = parent
+    name = _field(node, "name")
+    if name is None or name.type != "identifier":
+        return None
+    return _js_value_def(_text(name), _field(node, "value"), target, ctx)
+
+
+def _js_field(node, ctx):
+    return _js_value_def(_text(_field(node, "name", "property")), _field(node, "value"), node, ctx)
+
+
+def _js_pair(node, ctx):
+    key = _field(node, "key")
+    if key is None or key.type not in ("property_identifier", "string", "identifier"):
+        return None
+    return _js_value_def(_text(key), _field(node, "value"), node, ctx)
+
+
+def _js_assignment(node, ctx):
+    left, right = _field(node, "left"), _field(node, "right")
+    if left is None or left.type not in ("member_expression", "identifier"):
+        return None
+    target = node.parent if node.parent.type == "expression_statement" else node
+    left_text = _text(left)
+    if right is not None and right.type == "object" and left_text == "module.exports":
+        return _Container((), classlike=False)
+    return _js_value_def(left_text, right, target, ctx)
+
+
+def _js_call(node, ctx):
+    """Express-style routes: `app.get('/path', handler)` -> 'GET /path'."""
+    func, args = _field(node, "function"), _field(node, "arguments")
+    if func is None or args is None or func.type != "member_expression":
+        return None
+    verb = _text(_field(func, "property"))
+    if verb not in _HTTP_VERBS:
+        return None
+    values = [a for a in args.named_children if a.type != "comment"]
+    if len(values) < 2 or values[0].type not in ("string", "template_string"):
+        return None
+    route = _text(values[0])[1:-1]
+    if not route.startswith(("/", "*")) or "\n" in route:
+        return None
+    target = node.parent if node.parent.type == "expression_statement" else node
+    handler = values[-1] if values[-1].type in _JS_FUNCTIONS else None
+    body = _field(handler, "body") if handler is not None else None
+    return _Def(f"{verb.upper()} {route}", "route", target, body, classlike=False)
+
+
+def _js_in_error(kind: str) -> Callable:
+    """Inside an ERROR region tree-sitter demotes declarations to (named) expressions."""
+    named = _named(kind)
+
+    def handler(node, ctx):
+        if node.parent is None or node.parent.type != "ERROR":
+            return None
+        return named(node, ctx)
+
+    return handler
+
+
+_JS_HANDLERS = {
+    "class": _js_in_error("class"),
+    "function_expression": _js_in_error("function"),
+    "function": _js_in_error("function"),
+    "function_declaration": _named("function"),
+    "generator_function_declaration": _named("function"),
+    "class_declaration": _named("class"),
+    "abstract_class_declaration": _named("class"),
+    "method_definition": _named("function"),
+    "interface_declaration": _named("interface"),
+    "type_alias_declaration": _named("type", body_fields=()),
+    "enum_declaration": _named("type"),
+    "internal_module": _container(),
+    "module": _container(),
+    "variable_declarator": _js_declarator,
+    "field_definition": _js_field,
+    "public_field_definition": _js_field,
+    "pair": _js_pair,
+    "assignment_expression": _js_assignment,
+    "call_expression": _js_call,
+}
+_JS_SPEC = _Spec(
+    _JS_HANDLERS,
+    wrappers=frozenset({"export_statement", "ambient_declaration"}),
+    attached=frozenset({"decorator"}),
+    opaque=frozenset({"array", "string", "template_string", "regex", "comment"}),
+)
+
+
+# --- Go ----------------------------------------------------------------------------------
+
+
+def _go_method(node, ctx):
+    d = _named("function")(node, ctx)
+    receiver = _field(node, "receiver")
+    if d is None or receiver is None:
+        return d
+    # (s *Store[T]) -> Store: the first type identifier inside the receiver's type.
+    for param in receiver.named_children:
+        kind = _field(param, "type")
+        while kind is not None and kind.type != "type_identifier":
+            kind = _field(kind, "type") or (kind.named_children or [None])[0]
+        if kind is not None:
+            d.quals = (_text(kind),)
+            d.kind = "method"
+        break
+    return d
+
+
+def _go_type_spec(node, ctx):
+    name = _text(_field(node, "name"))
+    if not name:
+        return None
+    type_node = _field(node, "type")
+    kind = "interface" if type_node is not None and type_node.type == "interface_type" else "type"
+    body = None
+    if type_node is not None and type_node.type in ("struct_type", "interface_type"):
+        body = (
+            type_node.named_children[0]
+            if type_node.type == "struct_type" and type_node.named_children
+            else type_node
+        )
+    target = node
+    if node.parent is not None and node.parent.type == "type_declaration":
+        specs = [c for c in node.parent.named_children if c.type in ("type_spec", "type_alias")]
+        if len(specs) == 1:
+            target = node.parent
+    return _Def(name, kind, target, body)
+
+
+_GO_SPEC = _Spec(
+    {
+        "function_declaration": _named("function"),
+        "method_declaration": _go_method,
+        "type_spec": _go_type_spec,
+        "type_alias": _go_type_spec,
+    }
+)
+
+
+# --- Java / C# ---------------------------------------------------------------------------
+
+_JAVA_ROUTE = re.compile(
+    r"@(Get|Post|Put|Delete|Patch|Request)Mapping\b|@(GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\b"
+)
+_CSHARP_ROUTE = re.compile(r"\[\s*(Http(Get|Post|Put|Delete|Patch|Head|Options)|Route)\b")
+
+
+def _annotated_method(pattern: re.Pattern) -> Callable:
+    """A method that becomes a 'route' when its annotations/attributes say so."""
+
+    def handler(node, ctx):
+        d = _named("function")(node, ctx)
+        if d is not None:
+            name_node = _field(node, "name")
+            prefix = ctx.src_bytes[node.start_byte : name_node.start_byte]
+            if pattern.search(prefix.decode("utf-8", "replace")):
+                d.kind = "route"
+        return d
+
+    return handler
+
+
+_JAVA_SPEC = _Spec(
+    {
+        "class_declaration": _named("class"),
+        "interface_declaration": _named("interface"),
+        "annotation_type_declaration": _named("interface"),
+        "enum_declaration": _named("type"),
+        "record_declaration": _named("type"),
+        "method_declaration": _annotated_method(_JAVA_ROUTE),
+        "constructor_declaration": _named("function"),
+        "compact_constructor_declaration": _named("function"),
+    }
+)
+
+_CSHARP_SPEC = _Spec(
+    {
+        "class_declaration": _named("class"),
+        "struct_declaration": _named("type"),
+        "interface_declaration": _named("interface"),
+        "enum_declaration": _named("type"),
+        "record_declaration": _named("type"),
+        "record_struct_declaration": _named("type"),
+        "method_declaration": _annotated_method(_CSHARP_ROUTE),
+        "constructor_declaration": _named("function"),
+        "destructor_declaration": _named("function"),
+        "local_function_statement": _named("function"),
+    }
+)
+
+
+# --- Rust --------------------------------------------------------------------------------
+
+
+def _rust_impl(node, ctx):
+    type_node = _field(node, "type")
+    while type_node is not None and type_node.type in ("generic_type", "reference_type"):
+        type_node = _field(type_node, "type")
+    quals, name = _split_scoped(_text(type_node))
+    if not name:
+        return None
+    return _Container((name,), classlike=True)
+
+
+_RUST_SPEC = _Spec(
+    {
+        "function_item": _named("function"),
+        "struct_item": _named("type"),
+        "enum_item": _named("type"),
+        "union_item": _named("type"),
+        "trait_item": _named("type"),
+        "type_item": _named("type", body_fields=()),
+        "impl_item": _rust_impl,
+        "mod_item": _container(namespace=True),
+    },
+    attached=frozenset({"attribute_item"}),
+)
+
+
+# --- C / C++ -----------------------------------------------------------------------------
+
+
+def _c_function(node, ctx):
+    declarator = _field(node, "declarator")
+    for _ in range(64):  # pointer/reference declarators wrap the function declarator
+        if declarator is None or declarator.type == "function_declarator":
+            break
+        declarator = _field(declarator, "declarator") or (declarator.named_children or [None])[0]
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    quals, name = _split_scoped(" ".join(_text(_field(declarator, "declarator")).split()))
+    if not name or not re.match(r"[~\w]", name):
+        return None
+    d = _Def(name, "function", node, _field(node, "body"), quals)
+    if quals and quals[-1] not in ctx.namespaces:
+        d.kind = "method"
+    return d
+
+
+def _c_record(kind: str) -> Callable:
+    """struct/union/enum/class with a body; `typedef struct {..} Name;` takes the typedef."""
+
+    def handler(node, ctx):
+        body = _field(node, "body")
+        if body is None:
+            return None
+        target, name = node, _text(_field(node, "name"))
+        parent = node.parent
+        if parent is not None and parent.type == "type_definition":
+            # `typedef struct tag {..} name_t;`: callers use the typedef name.
+            target = parent
+            alias = _field(parent, "declarator")
+            if alias is not None and alias.type == "type_identifier":
+                name = _text(alias)
+        quals, name = _split_scoped(name)
+        if not name or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            return None
+        return _Def(name, kind, target, body, quals)
+
+    return handler
+
+
+def _cpp_namespace(node, ctx):
+    c = _container(namespace=True)(node, ctx)
+    if c is not None:
+        ctx.namespaces.update(c.parts)
+    return c
+
+
+_C_HANDLERS = {
+    "function_definition": _c_function,
+    "struct_specifier": _c_record("type"),
+    "union_specifier": _c_record("type"),
+    "enum_specifier": _c_record("type"),
+}
+_C_SPEC = _Spec(_C_HANDLERS)
+_CPP_SPEC = _Spec(
+    dict(
+        _C_HANDLERS,
+        class_specifier=_c_record("class"),
+        namespace_definition=_cpp_namespace,
+    ),
+    wrappers=frozenset({"template_declaration"}),
+)
+
+
+# --- Ruby / PHP --------------------------------------------------------------------------
+
+
+def _ruby_singleton(node, ctx):
+    d = _named("function")(node, ctx)
+    obj = _text(_field(node, "object"))
+    if d is not None and obj and obj != "self":
+        d.quals = _split_scoped(obj)[0] + (_split_scoped(obj)[1],)
+    return d
+
+
+_RUBY_SPEC = _Spec(
+    {
+        "method": _named("function"),
+        "singleton_method": _ruby_singleton,
+        "class": _named("class"),
+        "module": _named("class"),
+    }
+)
+
+_PHP_SPEC = _Spec(
+    {
+        "function_definition": _named("function"),
+        "method_declaration": _named("function"),
+        "class_declaration": _named("class"),
+        "interface_declaration": _named("interface"),
+        "trait_declaration": _named("type"),
+        "enum_declaration": _named("type"),
+    }
+)
+
+_PYTHON_SPEC = _Spec(
+    {"function_definition": _py_function, "class_definition": _named("class")},
+    wrappers=frozenset({"decorated_definition"}),
+    # Python definitions are statements: expressions never hold one.
+    opaque=frozenset({"expression_statement", "return_statement", "string", "comment"}),
+)
+
+_SPECS = {
+    "python": _PYTHON_SPEC,
+    "javascript": _JS_SPEC,
+    "typescript": _JS_SPEC,
+    "tsx": _JS_SPEC,
+    "go": _GO_SPEC,
+    "java": _JAVA_SPEC,
+    "csharp": _CSHARP_SPEC,
+    "rust": _RUST_SPEC,
+    "c": _C_SPEC,
+    "cpp": _CPP_SPEC,
+    "ruby": _RUBY_SPEC,
+    "php": _PHP_SPEC,
+}
+_CLASSLIKE = frozenset({"class", "interface", "type"})
+# Subtrees that hold no definition worth reporting in any language: not walked.
+_COMMON_OPAQUE = frozenset(
+    """comment line_comment block_comment string string_literal raw_string_literal
+    interpreted_string_literal parameters formal_parameters parameter_list
+    method_parameters""".split()
+)
+
+
+class _Ctx:
+    def __init__(self, src_bytes: bytes, text: str):
+        self.src_bytes = src_bytes
+        # C++ `ns::f()` is a function, `Class::f()` a method: know the namespaces up front.
+        self.namespaces = set(re.findall(r"\bnamespace\s+(\w+)", text))
+        self.emitted_huge: set[tuple[int, int]] = set()
+
+
+def _tree_symbols(src: _Source, language: str) -> list[dict]:
+    if len(src.text) > MAX_PARSE_CHARS or _looks_minified(src):
+        return []  # generated/minified: the caller falls back to plain blocks
+    spec = _SPECS[language]
+    src_bytes = src.text.encode("utf-8", "surrogatepass")
+    tree = _parser(language).parse(src_bytes)
+    ctx = _Ctx(src_bytes, src.text)
+    out: list[dict] = []
+    # Iterative walk with a TreeCursor (far cheaper than materialising child lists); scopes
+    # holds (depth of the node that opened it, qualifier path, class-like?).
+    cursor = tree.walk()
+    scopes = [(-1, (), False)]
+    depth = 0
+    handlers, opaque = spec.handlers, spec.opaque | _COMMON_OPAQUE
+    while True:
+        node = cursor.node
+        node_type = node.type
+        handler = handlers.get(node_type)
+        if handler is not None:
+            found = handler(node, ctx)
+            _, path, classlike = scopes[-1]
+            if isinstance(found, _Container):
+                scopes.append((depth, path + found.parts, found.classlike))
+            elif isinstance(found, _Def) and _clean_name(found.name) and len(path) < MAX_NESTING:
+                scope = _emit_def(out, src, ctx, spec, found, path, classlike)
+                if scope is not None:
+                    scopes.append((depth,) + scope)
+        if node_type not in opaque and cursor.goto_first_child():
+            depth += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return out
+            depth -= 1
+        while scopes[-1][0] >= depth:  # left the subtree that opened these scopes
+            scopes.pop()
+
+
+def _looks_minified(src: _Source) -> bool:
+    """True when lines over 10,000 characters hold most of the text (bundles, data blobs)."""
+    long_chars = sum(len(line) for line in src.lines if len(line) > 10_000)
+    return long_chars * 2 > len(src.text)
+
+
+def _emit_def(out, src, ctx, spec, d: _Def, path: tuple, classlike: bool):
+    """Emit one definition; returns the scope its children live in, or None."""
+    kind = d.kind
+    if kind in ("function", "method") and d.body is None:
+        return None  # a declaration only (interface/abstract/prototype): not a definition
+    if d.body is not None and any(
+        c.type == "ERROR" and c.start_byte < d.body.start_byte and c.end_point[0] > c.start_point[0]
+        for c in d.node.children
+    ):
+        return None  # a multi-line error in the header swallowed other code: skip the header
+    if kind == "function" and classlike:
+        kind = "method"
+    start_node, start_row, end_row = _def_range(d.node, spec)
+    if end_row < start_row:
+        return None
+    name = _clean_name(d.name)
+    scope = path + tuple(q for q in d.quals if q)
+    inner_classlike = d.classlike if d.classlike is not None else kind in _CLASSLIKE
+    if not _within_limits(src, start_row, end_row):
+        # Many symbols sharing one over-limit range (minified code) would repeat its body.
+        if (start_row, end_row) in ctx.emitted_huge:
+            return scope + (name,), inner_classlike
+        ctx.emitted_huge.add((start_row, end_row))
+    qualified = ".".join(scope + (name,))
+    sym = {
+        "name": name,
+        "qualified_name": qualified,
+        "kind": kind,
+        "signature": _signature(ctx.src_bytes, start_node, d),
+        "parent": ".".join(scope) or None,
+    }
+    _emit(out, src, sym, start_row, end_row, lambda: _syntax_cuts(src, d.node, start_row))
+    return scope + (name,), inner_classlike
+
+
+def _def_range(node, spec: _Spec):
+    """(first node, first row, last row) of a definition, wrappers and attachments included."""
+    top = node
+    while top.parent is not None and top.parent.type in spec.wrappers:
+        top = top.parent
+    first, start_row = top, top.start_point[0]
+    prev = top.prev_named_sibling
+    while prev is not None and prev.type in spec.attached and prev.end_point[0] >= start_row - 1:
+        first, start_row = prev, prev.start_point[0]
+        prev = prev.prev_named_sibling
+    end_row, end_col = top.end_point
+    if end_col == 0 and end_row > start_row:  # a node that swallowed the final newline
+        end_row -= 1
+    return first, start_row, end_row
+
+
+def _signature(src_bytes: bytes, start_node, d: _Def) -> str:
+    begin = start_node.start_byte
+    raw = src_bytes[begin : max(d.node.end_byte, begin)]
+    if d.body is not None and d.body.start_byte > begin:
+        stop = d.body.start_byte
+        for child in d.node.children:  # Ruby puts comments between header and body
+            if "comment" in child.type and begin < child.start_byte < stop:
+                stop = child.start_byte
+                break
+        text = raw[: stop - begin]
+    else:
+        # No body: the declaration up to the end of its first line.
+        head_end = d.node.start_byte - begin
+        newline = raw.find(b"\n", head_end)
+        text = raw if newline < 0 else raw[:newline]
+    return _collapse(text[: MAX_SIGNATURE_CHARS * 8].decode("utf-8", "replace"))
+
+
+def _syntax_cuts(src: _Source, node, start_row: int) -> dict[int, float]:
+    """Row -> score for a part boundary: the depth of the shallowest node starting that row.
+
+    Only nodes that begin their line count (a cut there falls between two constructs). A row
+    right after a comment or decorator scores half a level worse, so both stay together.
+    """
+    cuts: dict[int, float] = {}
+    stack = [(node, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if depth >= _CUT_DEPTH_LIMIT:
+            continue
+        glued_row = -1
+        for child in current.named_children:
+            row, col = child.start_point
+            line = src.lines[row] if row < len(src.lines) else ""
+            if row > start_row and col == len(line) - len(line.lstrip()):
+                score = depth + (0.5 if row == glued_row else 0)
+                if score < cuts.get(row, 1e9):
+                    cuts[row] = score
+            if "comment" in child.type or child.type in ("decorator", "attribute_item"):
+                glued_row = child.end_point[0] + 1
+            if child.end_point[0] > child.start_point[0]:
+                stack.append((child, depth + 1))
+    return cuts
+
+
+# --------------------------------------------------------------------------- markdown
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _markdown_symbols(src: _Source) -> list[dict]:
+    headings = []  # (row, level, title)
+    fence = None
+    for row, line in enumerate(src.lines):
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                if not line.strip().strip(fence[0]):
+                    fence = None
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        m = _HEADING.match(line)
+        if m and (m.group(2) or "").strip():
+            headings.append((row, len(m.group(1)), m.group(2).strip()))
+
+    out: list[dict] = []
+    trail: list[tuple[int, str]] = []  # enclosing (level, title)
+    for i, (row, level, title) in enumerate(headings):
+        end = len(src.lines) - 1
+        for next_row, next_level, _ in headings[i + 1 :]:
+            if next_level <= level:
+                end = next_row - 1
+                break
+        while trail and trail[-1][0] >= level:
+            trail.pop()
+        parent = " > ".join(t for _, t in trail) or None
+        trail.append((level, title))
+        sym = {
+            "name": title,
+            "qualified_name": " > ".join(t for _, t in trail),
+            "kind": "section",
+            "signature": _collapse(src.lines[row]),
+            "parent": parent,
+        }
+        cuts = {r: float(lvl) for r, lvl, _ in headings[i + 1 :] if r <= end}
+        _emit(out, src, sym, row, end, cuts)
+    return out
+
+
+# --------------------------------------------------------------------------- fallback
+
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_KEYWORDS = frozenset(
+    """abstract async class const def do else enum export extern final fn for fun func function
+    if impl import inline interface internal let local module mut new object open override
+    package private proc protected pub public sealed static struct sub switch trait type typedef
+    union unsafe val var virtual void while""".split()
+)
+_BRACE_TOKENS = re.compile(r"//|/\*|\*/|\\.|[\"'`{}]")
+
+
+def _fallback_symbols(src: _Source) -> list[dict]:
+    braces, depths = _brace_blocks(src)
+    indents = _indent_blocks(src)
+    if braces and _covered(braces) >= _covered(indents):
+        blocks = braces
+        cuts = {r: 10.0 * d for r, d in enumerate(depths) if d > 0}
+    elif indents:
+        blocks = indents
+        cuts = {}
+        for r, line in enumerate(src.lines):
+            if line.strip():
+                cuts[r] = float(len(line) - len(line.lstrip()))
+    else:
+        return _windows(src)
+    out: list[dict] = []
+    for start, end in blocks:
+        name = _block_name(src, start, end)
+        sym = {
+            "name": name,
+            "qualified_name": name,
+            "kind": "block",
+            "signature": _collapse(src.lines[start]),
+            "parent": None,
+        }
+        _emit(out, src, sym, start, end, cuts)
+    return out or _windows(src)
+
+
+def _covered(blocks: list[tuple[int, int]]) -> int:
+    return sum(e - s + 1 for s, e in blocks)
+
+
+def _brace_blocks(src: _Source) -> tuple[list[tuple[int, int]], list[int]]:
+    """Top-level {...} blocks (rows) with their header lines, and the brace depth per row."""
+    depth, quote, in_comment = 0, None, False
+    depths, blocks = [], []
+    open_row = None
+    last_end = -1
+    for row, line in enumerate(src.lines):
+        depths.append(depth)
+        if quote in ('"', "'"):
+            quote = None  # these strings do not span lines in brace languages
+        for m in _BRACE_TOKENS.finditer(line):
+            tok = m.group()
+            if in_comment:
+                in_comment = tok != "*/"
+            elif quote:
+                if tok == quote:
+                    quote = None
+            elif tok == "//":
+                break
+            elif tok == "/*":
+                in_comment = True
+            elif tok in "\"'`":
+                quote = tok
+            elif tok == "{":
+                if depth == 0:
+                    open_row = row
+                depth += 1
+            elif tok == "}" and depth > 0:
+                depth -= 1
+                if depth == 0 and open_row is not None:
+                    if blocks and open_row <= last_end:  # several blocks on one line: one
+                        blocks[-1] = (blocks[-1][0], row)
+                    else:
+                        blocks.append((_block_header(src, open_row, last_end), row))
+                    last_end = row
+    return blocks, depths
+
+
+def _block_header(src: _Source, open_row: int, last_end: int) -> int:
+    """Extend a block upwards over its header (multi-line signature, annotations)."""
+    start = open_row
+    while start - 1 > last_end and start > open_row - 10:
+        above = src.lines[start - 1].strip()
+        if not above or above.endswith((";", "}", "{")):
+            break
+        start -= 1
+    return start
+
+
+def _indent_blocks(src: _Source) -> list[tuple[int, int]]:
+    """Unindented header lines followed by indented lines."""
+    blocks = []
+    start = None
+    last_body = None
+    for row, line in enumerate(src.lines):
+        if not line.strip():
+            continue
+        if line[0] in " \t":
+            if start is not None:
+                last_body = row
+            continue
+        if start is not None and last_body is not None:
+            blocks.append((start, last_body))
+        start, last_body = row, None
+    if start is not None and last_body is not None:
+        blocks.append((start, last_body))
+    return blocks
+
+
+def _block_name(src: _Source, start: int, end: int) -> str:
+    """Best effort: the identifier before the first '(' or the first non-keyword identifier."""
+    for row in range(start, min(end, start + 10) + 1):
+        line = src.lines[row][:500]
+        head = line.split("{", 1)[0]
+        if "(" in head:
+            before = _IDENT.findall(head.split("(", 1)[0])
+            if before and before[-1] not in _KEYWORDS:
+                return before[-1]
+        words = _IDENT.findall(head)
+        for word in words:
+            if word not in _KEYWORDS:
+                return word
+        if words:
+            return words[0]
+    return os.path.basename(src.path) or "block"
+
+
+def _windows(src: _Source) -> list[dict]:
+    out: list[dict] = []
+    total = len(src.lines)
+    for start in range(0, total, FALLBACK_WINDOW_LINES):
+        end = min(total, start + FALLBACK_WINDOW_LINES) - 1
+        while start <= end and src.blank(start):
+            start += 1
+        while end >= start and src.blank(end):
+            end -= 1
+        if start > end:
+            continue
+        name = _block_name(src, start, end)
+        sym = {
+            "name": name,
+            "qualified_name": name,
+            "kind": "block",
+            "signature": _collapse(src.lines[start]),
+            "parent": None,
+        }
+        _emit(out, src, sym, start, end, {})
+    return out

@@ -1,0 +1,72 @@
+-- Ingestion functions: identifier-aware text for full-text search, symbol and
+-- import extraction when blobs arrive, import-edge resolution per repository.
+-- Bodies are thin shims over plpython/codesift_db (plain, unit-tested modules).
+
+create or replace function codesift.identifier_terms(source text)
+returns text
+language plpython3u
+immutable strict parallel safe
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.identifiers import identifier_terms
+return identifier_terms(source)
+$$;
+
+comment on function codesift.identifier_terms(text) is
+'Whole identifiers and their parts, lowercased (searchBlobs -> searchblobs search blobs), '
+'for to_tsvector(''simple'', ...).';
+
+create or replace function codesift.path_terms(path text)
+returns text
+language plpython3u
+immutable strict parallel safe
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.identifiers import path_terms
+return path_terms(path)
+$$;
+
+comment on function codesift.path_terms(text) is
+'Search terms of a repository path: its components, stem and extension.';
+
+create or replace function codesift.extract_blobs()
+returns trigger
+language plpython3u
+volatile
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.extraction import on_blobs_inserted
+on_blobs_inserted(plpy)
+$$;
+
+comment on function codesift.extract_blobs() is
+'Statement trigger on blobs: extracts symbols, import statements and lexemes of the new '
+'blobs in the inserting transaction.';
+
+drop trigger if exists blobs_extract on codesift.blobs;
+create trigger blobs_extract
+after insert on codesift.blobs
+referencing new table as new_blobs
+for each statement
+execute function codesift.extract_blobs();
+
+create or replace function codesift.resolve_edges(repository_id bigint)
+returns integer
+language plpython3u
+volatile strict
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.extraction import resolve_repository_edges
+return resolve_repository_edges(plpy, repository_id)
+$$;
+
+comment on function codesift.resolve_edges(bigint) is
+'Recomputes a repository''s import edges from its live files; returns the number of edges.';
+
+grant execute on function codesift.identifier_terms(text) to codesift_app;
+grant execute on function codesift.path_terms(text) to codesift_app;
+grant execute on function codesift.resolve_edges(bigint) to codesift_app;
