@@ -36,13 +36,14 @@ def _plan(plpy, query: str, types: list[str]):
 
 INSERT_SYMBOLS = """
 insert into codesift.code_symbols (tenant_id, blob_sha, name, qualified_name, kind, start_line,
-    end_line, signature, body, parent, part, lexemes)
+    end_line, signature, body, parent, part, lexemes, term_count)
 select s.tenant_id, s.blob_sha, s.name, s.qualified_name, s.kind, s.start_line, s.end_line,
-    s.signature, s.body, s.parent, s.part, to_tsvector('simple', s.terms)
+    s.signature, s.body, s.parent, s.part, to_tsvector('simple', s.terms),
+    s.term_count
 from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
-    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[])
+    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::int[])
     as s(tenant_id, blob_sha, name, qualified_name, kind, start_line, end_line, signature, body,
-         parent, part, terms)
+         parent, part, terms, term_count)
 """
 
 INSERT_IMPORTS = """
@@ -54,8 +55,9 @@ from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::in
 """
 
 UPDATE_LEXEMES = """
-update codesift.blobs b set lexemes = to_tsvector('simple', t.terms)
-from unnest($1::bigint[], $2::text[], $3::text[]) as t(tenant_id, sha, terms)
+update codesift.blobs b set lexemes = to_tsvector('simple', t.terms),
+    term_count = t.term_count
+from unnest($1::bigint[], $2::text[], $3::text[], $4::int[]) as t(tenant_id, sha, terms, term_count)
 where b.tenant_id = t.tenant_id and b.sha = t.sha
 """
 
@@ -72,28 +74,71 @@ TYPES_SYMBOLS = [
     "text[]",
     "int[]",
     "text[]",
+    "int[]",
 ]
 TYPES_IMPORTS = ["bigint[]", "text[]", "text[]", "text[]", "text[]", "int[]"]
 
 
-def symbol_terms(symbol: dict) -> str:
-    """What the symbol's lexical index holds: its names, signature and body identifiers."""
+# BM25 postings derived from the lexemes just written: a lexeme's position
+# count is its term frequency. Then the tenant's term and corpus statistics.
+POSTINGS = """
+with new_symbols as (
+    insert into codesift.symbol_terms (tenant_id, symbol_id, term, tf)
+    select s.tenant_id, s.id, u.lexeme, coalesce(array_length(u.positions, 1), 1)
+    from codesift.code_symbols s, unnest(s.lexemes) u
+    where s.tenant_id = $1 and s.blob_sha = any($2)
+    returning tenant_id, symbol_id, term, tf
+), new_blobs as (
+    insert into codesift.blob_terms (tenant_id, blob_sha, term, tf)
+    select b.tenant_id, b.sha, u.lexeme, coalesce(array_length(u.positions, 1), 1)
+    from codesift.blobs b, unnest(b.lexemes) u
+    where b.tenant_id = $1 and b.sha = any($2)
+    returning tenant_id, blob_sha, term, tf
+), df as (
+    select 'symbol' tier, term, count(*) df from new_symbols group by term
+    union all
+    select 'file', term, count(*) from new_blobs group by term
+), term_stats as (
+    insert into codesift.term_stats as t (tenant_id, tier, term, df)
+    select $1, tier, term, df from df order by tier, term
+    on conflict (tenant_id, tier, term) do update set df = t.df + excluded.df
+)
+insert into codesift.corpus_stats as c (tenant_id, tier, docs, total_terms)
+select $1, tier, count(distinct doc), coalesce(sum(tf), 0) from (
+    select 'symbol' tier, symbol_id::text doc, tf from new_symbols
+    union all
+    select 'file', blob_sha, tf from new_blobs
+) d group by tier
+on conflict (tenant_id, tier) do update
+set docs = c.docs + excluded.docs, total_terms = c.total_terms + excluded.total_terms
+"""
+
+
+def symbol_terms(symbol: dict, path: str) -> str:
+    """What the symbol's lexical index holds: names, signature, file path, body identifiers."""
     head = f"{symbol['qualified_name']} {symbol['name']} {symbol.get('signature') or ''}"
-    return identifiers.identifier_terms(head) + " " + identifiers.identifier_terms(symbol["body"])
+    return " ".join(
+        (
+            identifiers.identifier_terms(head),
+            identifiers.path_terms(path) if path else "",
+            identifiers.identifier_terms(symbol["body"]),
+        )
+    )
 
 
 def on_blobs_inserted(plpy) -> None:
     import json
 
     rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
-    sym_cols: list[list] = [[] for _ in range(12)]
+    sym_cols: list[list] = [[] for _ in range(13)]
     imp_cols: list[list] = [[] for _ in range(6)]
-    lex_cols: list[list] = [[], [], []]
+    lex_cols: list[list] = [[], [], [], []]
     for row in rows:
         tenant, sha, language = row["tenant_id"], row["sha"], row["language"]
         content, path = row["content"], row["path_hint"] or ""
         for sym in symbols.extract_symbols(path, content, language):
-            values = [tenant, sha] + [sym[c] for c in SYMBOL_COLUMNS] + [symbol_terms(sym)]
+            terms = symbol_terms(sym, path)
+            values = [tenant, sha, *(sym[c] for c in SYMBOL_COLUMNS), terms, len(terms.split())]
             for col, value in zip(sym_cols, values, strict=True):
                 col.append(value)
         if language:
@@ -110,14 +155,21 @@ def on_blobs_inserted(plpy) -> None:
                     col.append(value)
         lex_cols[0].append(tenant)
         lex_cols[1].append(sha)
-        lex_cols[2].append(identifiers.identifier_terms(content))
+        path_terms = identifiers.path_terms(path) if path else ""
+        terms = path_terms + " " + identifiers.identifier_terms(content)
+        lex_cols[2].append(terms)
+        lex_cols[3].append(len(terms.split()))
     if sym_cols[0]:
         plpy.execute(_plan(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
     if imp_cols[0]:
         plpy.execute(_plan(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
     if lex_cols[0]:
-        plan = _plan(plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]"])
+        plan = _plan(plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]", "int[]"])
         plpy.execute(plan, lex_cols)
+        # one tenant per statement in practice; grouped so that any insert is right
+        for tenant in sorted(set(lex_cols[0])):
+            shas = [sha for t, sha in zip(lex_cols[0], lex_cols[1], strict=True) if t == tenant]
+            plpy.execute(_plan(plpy, POSTINGS, ["bigint", "text[]"]), [tenant, shas])
 
 
 LIVE_IMPORTS = """

@@ -20,7 +20,11 @@ codesift.blobs,
 codesift.files,
 codesift.code_symbols,
 codesift.blob_imports,
-codesift.code_symbol_edges
+codesift.code_symbol_edges,
+codesift.symbol_terms,
+codesift.blob_terms,
+codesift.term_stats,
+codesift.corpus_stats
 to codesift_app;
 grant usage on all sequences in schema codesift to codesift_app;
 
@@ -36,7 +40,8 @@ declare
     t text;
 begin
     foreach t in array array[
-        'repositories', 'blobs', 'files', 'code_symbols', 'blob_imports', 'code_symbol_edges'
+        'repositories', 'blobs', 'files', 'code_symbols', 'blob_imports', 'code_symbol_edges',
+        'symbol_terms', 'blob_terms', 'term_stats', 'corpus_stats'
     ] loop
         execute format('alter table codesift.%I enable row level security', t);
         execute format('alter table codesift.%I force row level security', t);
