@@ -142,6 +142,72 @@ def status(
     Console().print(table)
 
 
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the code, or identifiers.")],
+    repo: Annotated[
+        str | None, typer.Option(help="Repository name (default: all of the tenant's).")
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="Tenant whose repositories to search.")] = "default",
+    budget: Annotated[int, typer.Option(help="Token budget of the pack.", min=1)] = 4000,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show every candidate and each stage's decision.")
+    ] = False,
+) -> None:
+    """Ask a question: prints what pack_context returns (the same SQL any client can call)."""
+    import psycopg
+    from rich.table import Table
+
+    with db.connect() as conn:
+        row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
+        if row is None:
+            raise CodesiftError(f"unknown tenant '{tenant}': index a repository for it first")
+        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
+        conn.add_notice_handler(
+            lambda n: err.print(f"[yellow]notice:[/yellow] {n.message_primary}")
+        )
+        try:
+            if explain:
+                rows = conn.execute(
+                    "select candidate, path, start_line, end_line, symbol, kind, lexical_rank,"
+                    " dense_rank, graph_hop, round(score::numeric, 5), decision, tokens"
+                    " from codesift.explain_context(%s, repo => %s, token_budget => %s)",
+                    (question, repo, budget),
+                ).fetchall()
+                table = Table(
+                    "#",
+                    "path",
+                    "lines",
+                    "symbol",
+                    "kind",
+                    "lex",
+                    "dense",
+                    "hop",
+                    "score",
+                    "decision",
+                    "tokens",
+                )
+                for r in rows:
+                    table.add_row(
+                        str(r[0]),
+                        r[1],
+                        f"{r[2]}-{r[3]}",
+                        r[4] or "",
+                        r[5],
+                        *(str(x) if x is not None else "" for x in r[6:]),
+                    )
+                Console().print(table)
+                return
+            text = conn.execute(
+                "select codesift.pack_context_text(%s, repo => %s, token_budget => %s)",
+                (question, repo, budget),
+            ).fetchone()[0]
+        except psycopg.Error as exc:
+            hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
+            raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
+    print(text)
+
+
 def main() -> None:
     try:
         app()

@@ -165,4 +165,5 @@ comment on function codesift.explain_context(
 '(kept, pruned and by whom, not packed for budget).';
 
 grant usage on schema public to codesift_app;
+grant select on codesift.live_files to codesift_app;
 grant execute on all functions in schema codesift to codesift_app;

@@ -1,0 +1,324 @@
+"""pack_context, explain_context and the search legs against a real indexed repository."""
+
+import psycopg
+import pytest
+from codesift.indexer import index_repository
+
+from tests.conftest import commit, write_files
+
+SESSION_PY = '''"""HTTP sessions."""
+from .redirects import resolve_redirects
+from .cookies import merge_cookies
+
+
+class Session:
+    """Keeps cookies and settings across requests."""
+
+    def __init__(self):
+        self.cookies = {}
+        self.max_redirects = 30
+
+    def send(self, request, allow_redirects=True):
+        response = self.adapter_send(request)
+        merge_cookies(self.cookies, response.cookies)
+        if allow_redirects:
+            response = resolve_redirects(self, response, request)
+        return response
+
+    def adapter_send(self, request):
+        return request.transport.perform(request)
+'''
+REDIRECTS_PY = '''"""Following HTTP redirects."""
+
+REDIRECT_CODES = (301, 302, 303, 307, 308)
+
+
+def is_redirect(response):
+    return response.status_code in REDIRECT_CODES and "location" in response.headers
+
+
+def resolve_redirects(session, response, request):
+    """Follow Location headers until a response is not a redirect."""
+    hops = 0
+    while is_redirect(response):
+        hops += 1
+        if hops > session.max_redirects:
+            raise TooManyRedirects(hops)
+        request.url = response.headers["location"]
+        response = session.adapter_send(request)
+    return response
+
+
+class TooManyRedirects(Exception):
+    pass
+'''
+COOKIES_PY = '''"""Cookie jars."""
+
+
+def merge_cookies(jar, cookies):
+    """Copy every cookie of a response into the session's jar."""
+    for name, value in cookies.items():
+        jar[name] = value
+    return jar
+
+
+def clear_expired_cookies(jar, now):
+    for name in [n for n, c in jar.items() if c.expires < now]:
+        del jar[name]
+'''
+BOILERPLATE = """def handler_{n}(event, context):
+    payload = event.get("body") or {{}}
+    user = payload.get("user")
+    if user is None:
+        return {{"status": 400, "error": "missing user"}}
+    record = {{"user": user, "source": "api", "version": 2}}
+    store.save(record)
+    audit.log("saved", record)
+    return {{"status": 200, "record": record}}
+"""
+TEST_PY = """from pkg.redirects import resolve_redirects
+
+
+def test_follows_redirects():
+    assert resolve_redirects is not None
+"""
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/session.py": SESSION_PY,
+    "pkg/redirects.py": REDIRECTS_PY,
+    "pkg/cookies.py": COOKIES_PY,
+    "handlers/a.py": BOILERPLATE.format(n=1),
+    "handlers/b.py": BOILERPLATE.format(n=2),
+    "tests/test_redirects.py": TEST_PY,
+}
+
+
+@pytest.fixture
+def indexed(db, dsn, make_repo):
+    root = make_repo(FILES, name="requestsish")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="requestsish", tenant="acme", show_progress=False)
+    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    return {"root": root, "tenant": tenant}
+
+
+def _pack(db, query, **kw):
+    args = ", ".join(f"{k} => %({k})s" for k in kw)
+    sql = f"select * from pack_context(%(q)s, repo => 'requestsish'{', ' + args if args else ''})"
+    cur = db.cursor(row_factory=psycopg.rows.dict_row)
+    return cur.execute(sql, {"q": query, **kw}).fetchall()
+
+
+def test_pack_context_answers_with_citations_within_budget(db, indexed):
+    rows = _pack(db, "where are redirects followed?", token_budget=600)
+    assert rows, "nothing packed"
+    assert rows[0]["path"] == "pkg/redirects.py"
+    assert sum(r["tokens"] for r in rows) <= 600
+    head = db.execute("select indexed_commit from repositories").fetchone()[0]
+    for r in rows:
+        assert r["indexed_commit"] == head
+        assert r["text"].startswith(f"# requestsish/{r['path']}:{r['start_line']}-")
+        assert r["start_line"] <= r["end_line"]
+        assert r["why"]["rrf"] is not None or r["why"]["graph_hop"] is not None
+    symbols = {r["symbol"] for r in rows}
+    assert "resolve_redirects" in symbols or any(r["kind"] == "file" for r in rows)
+
+
+def test_identifier_query_finds_the_symbol_first(db, indexed):
+    rows = db.execute(
+        "select path, symbol from hybrid_search('merge_cookies', repo => 'requestsish', k => 5)"
+    ).fetchall()
+    assert ("pkg/cookies.py", "merge_cookies") in rows[:2]
+
+
+def test_graph_walk_brings_importers_and_tests(db, indexed):
+    rows = (
+        db.cursor(row_factory=psycopg.rows.dict_row)
+        .execute(
+            "select * from explain_context('TooManyRedirects hops max_redirects',"
+            " repo => 'requestsish', token_budget => 4000)"
+        )
+        .fetchall()
+    )
+    hops = {r["path"]: r["graph_hop"] for r in rows if r["graph_hop"] is not None}
+    assert "tests/test_redirects.py" in hops or "pkg/session.py" in hops
+    assert all(h in (1, 2) for h in hops.values())
+
+
+def test_copy_pasted_boilerplate_is_pruned(db, indexed):
+    rows = db.execute(
+        "select path, symbol, decision, pruned_by from explain_context("
+        "'handler payload user record store audit', repo => 'requestsish', graph_depth => 0)"
+    ).fetchall()
+    decisions = {(p, s): (d, by) for p, s, d, by in rows if s and s.startswith("handler_")}
+    assert len(decisions) == 2
+    assert sorted(d for d, _ in decisions.values()) == ["kept", "pruned:jaccard"]
+
+
+def test_oversized_first_item_is_truncated_at_a_line(db, indexed):
+    rows = _pack(db, "resolve_redirects", token_budget=80)
+    assert len(rows) == 1 and rows[0]["truncated"]
+    assert rows[0]["tokens"] <= 80
+    assert "truncated at line" in rows[0]["text"]
+
+
+def test_pack_context_text_is_one_prompt_block(db, indexed):
+    text = db.execute(
+        "select pack_context_text('where are redirects followed?', repo => 'requestsish')"
+    ).fetchone()[0]
+    assert text.startswith("# requestsish/") and "def resolve_redirects" in text
+
+
+def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
+    tenant = indexed["tenant"]
+    # enough rows that an index matters: 3,000 one-symbol files in a second repository
+    db.execute("insert into repositories (tenant_id, name) values (%s, 'bulk')", (tenant,))
+    db.execute(
+        "insert into blobs (tenant_id, sha, size, content, path_hint)"
+        " select %s, lpad(to_hex(g), 40, '0'), 10, 'bulk ' || g, 'bulk/f' || g || '.txt'"
+        " from generate_series(1, 3000) g",
+        (tenant,),
+    )
+    db.execute(
+        "insert into files (repository_id, tenant_id, path, blob_sha)"
+        " select r.id, r.tenant_id, 'bulk/f' || g || '.txt', lpad(to_hex(g), 40, '0')"
+        " from repositories r, generate_series(1, 3000) g where r.name = 'bulk'"
+    )
+    db.execute(
+        "update code_symbols set embedding_model = 'all-MiniLM-L6-v2', embedding = ("
+        " select array_agg(random())::vector(384) from generate_series(1, 384) where id > 0)"
+        " where embedding is null"
+    )
+    # 4% of them are functions: a filter the index scan has to skip through
+    db.execute("update code_symbols set kind = 'function' where name ~ '^bulk$' and id % 25 = 0")
+    db.execute("analyze")
+    query = db.execute("select embed_query('follow redirects')").fetchone()[0]
+    bulk = db.execute("select id from repositories where name = 'bulk'").fetchone()[0]
+    dense = (
+        "select s.id from code_symbols s where s.tenant_id = %(t)s"
+        " and s.embedding_model = 'all-MiniLM-L6-v2' and s.kind = any(%(k)s)"
+        " and exists (select 1 from live_files v"
+        " where v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha"
+        " and v.repository_id = any(%(r)s::bigint[]))"
+        " order by s.embedding <=> %(q)s::vector limit 50"
+    )
+    functions = db.execute(
+        "select count(*) from code_symbols where name = 'bulk' and kind = 'function'"
+    ).fetchone()[0]
+    assert functions >= 50
+    args = {"t": tenant, "r": [bulk], "k": ["block", "function"], "q": query}
+    plan = "\n".join(r[0] for r in db.execute("explain " + dense, args).fetchall())
+    assert "Index Scan using code_symbols_embedding" in plan, plan
+    # a 4% filter: k rows come back when k exist (on an index scan, ef_search 100 alone
+    # would yield ~4; the leg's iterative scan keeps going; on a table this small the planner
+    # may rightly prefer an exact sort of the few matching rows)
+    found = db.execute(
+        "select count(*) from dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null,"
+        " array['function'], 50)",
+        (tenant, query, [bulk]),
+    ).fetchone()[0]
+    assert found == 50
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "a & b | !c ( ) : * < > 'quoted' \"double\"",
+        "select * from pg_user; drop table codesift.blobs; --",
+        "🔥 redirects 🚀 ünïcödé",
+        "redirect " * 12_000,
+        "!!!",
+    ],
+)
+def test_hostile_queries_never_raise(db, indexed, query):
+    rows = _pack(db, query)
+    assert isinstance(rows, list)
+    assert db.execute("select count(*) from blobs").fetchone()[0] > 0
+
+
+@pytest.mark.parametrize(
+    "sql, params, sqlstate, message",
+    [
+        ("select * from pack_context('')", {}, "22023", "non-empty"),
+        ("select * from pack_context('   ')", {}, "22023", "non-empty"),
+        ("select * from pack_context(null)", {}, "22023", "non-empty"),
+        ("select * from pack_context('x y', token_budget => 0)", {}, "22023", "token_budget"),
+        (
+            "select * from pack_context('x y', token_budget => 100000000)",
+            {},
+            "22023",
+            "token_budget",
+        ),
+        (
+            "select * from pack_context('x y', token_budget => null)",
+            {},
+            "22023",
+            "must not be null",
+        ),
+        ("select * from pack_context('x y', repo => 'nope')", {}, "42704", "unknown repository"),
+        (
+            "select * from pack_context('x y', query_embedding => '[1,2,3]')",
+            {},
+            "22000",
+            "expects 384",
+        ),
+        ("select * from pack_context('x y', ranking => 'magic')", {}, "22023", "ranking"),
+    ],
+)
+def test_bad_arguments_are_clear_errors(db, indexed, sql, params, sqlstate, message):
+    with pytest.raises(psycopg.Error) as info:
+        db.execute(sql, params)
+    assert info.value.sqlstate == sqlstate
+    assert message in str(info.value)
+    assert db.execute("select 1").fetchone()[0] == 1  # the backend survived
+
+
+def test_tenants_never_see_each_other(db, dsn, make_repo, indexed, app_connect):
+    other = make_repo({"secret.py": "def globex_secret_plan():\n    return 42\n"}, name="gx")
+    with psycopg.connect(dsn) as conn:
+        index_repository(
+            conn, other, name="globex-app", tenant="globex", embed=False, show_progress=False
+        )
+    acme = app_connect(indexed["tenant"])
+    with pytest.raises(psycopg.Error) as info:
+        acme.execute("select * from pack_context('globex_secret_plan', repo => 'globex-app')")
+    assert info.value.sqlstate == "42704"
+    assert "globex-app" not in (info.value.diag.message_hint or "")
+    assert "requestsish" in (info.value.diag.message_hint or "")
+    rows = acme.execute("select path from pack_context('globex_secret_plan')").fetchall()
+    assert all(not p.startswith("secret") for (p,) in rows)
+    nobody = app_connect()
+    with pytest.raises(psycopg.Error) as info:
+        nobody.execute("select * from pack_context('redirects', repo => 'requestsish')")
+    assert info.value.sqlstate == "42501"
+
+
+def test_notices_for_stale_index_and_missing_model(db, indexed):
+    notices = []
+    db.add_notice_handler(lambda n: notices.append(n.message_primary))
+    db.execute("update repositories set head_commit = repeat('f', 40)")
+    db.execute("update settings set value = 'some-other-model' where key = 'embedding_model'")
+    rows = _pack(db, "resolve_redirects")
+    assert rows and rows[0]["path"] == "pkg/redirects.py"  # lexical + graph still answer
+    assert any("stale" in n for n in notices)
+    assert any("lexical + graph only" in n for n in notices)
+
+
+def test_only_live_files_at_the_indexed_head_are_returned(db, dsn, indexed):
+    root = indexed["root"]
+    (root / "pkg" / "cookies.py").unlink()
+    write_files(root, {"pkg/jar.py": "def fresh_cookie_jar():\n    return {}\n"})
+    commit(root, "replace cookies")
+    with psycopg.connect(dsn) as conn:
+        index_repository(
+            conn, root, name="requestsish", tenant="acme", embed=False, show_progress=False
+        )
+    paths = {
+        p
+        for (p,) in db.execute(
+            "select path from hybrid_search('merge_cookies cookie jar', repo => 'requestsish')"
+        ).fetchall()
+    }
+    assert "pkg/cookies.py" not in paths and "pkg/jar.py" in paths
