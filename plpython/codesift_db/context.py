@@ -537,27 +537,31 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
 # --- the whole pipeline ---------------------------------------------------------------------
 
 
-def run(plpy, p: Params) -> list[dict]:
-    """Every candidate in score order with each stage's decision (explain_context's rows)."""
+def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
+    """Stage 1: validated, scoped, fused, hydrated, recency-decayed candidates."""
     validate(plpy, p)
     tenant, repos = resolve_scope(plpy, p.repo)
     repo_ids = [r["id"] for r in repos]
-    by_id = {r["id"]: r for r in repos}
-    terms = list(
-        plpy.execute(plpy.prepare("select codesift.query_terms($1) as t", ["text"]), [p.query])[0][
-            "t"
-        ]
-        or []
-    )
+    query = plpy.prepare("select codesift.query_terms($1) as t", ["text"])
+    terms = list(plpy.execute(query, [p.query])[0]["t"] or [])
     vector, model = _query_vector(plpy, p)
     if not terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
-        return []
-    items = fuse(
-        _legs(plpy, p, tenant, repo_ids, terms, vector, model), p.lexical_weight, p.dense_weight
-    )
+        return {}, terms, repos
+    legs = _legs(plpy, p, tenant, repo_ids, terms, vector, model)
+    items = fuse(legs, p.lexical_weight, p.dense_weight)
     hydrate(plpy, items, repo_ids)
     apply_recency(plpy, items, repo_ids, p.recency_lambda)
+    return items, terms, repos
+
+
+def run(plpy, p: Params) -> list[dict]:
+    """Every candidate in score order with each stage's decision (explain_context's rows)."""
+    items, terms, repos = hybrid(plpy, p)
+    if not items:
+        return []
+    repo_ids = [r["id"] for r in repos]
+    by_id = {r["id"]: r for r in repos}
     expand_graph(plpy, items, p, repo_ids)
     split_big_files(plpy, items, p.token_budget, terms)
     ordered = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))
@@ -653,25 +657,10 @@ def search_rows(plpy, p: Params, k: int) -> list[dict]:
     """Stage 1 alone (hybrid_search): fused, recency-decayed candidates, best first."""
     import json
 
-    validate(plpy, p)
     if k is None or not 1 <= k <= 1000:
         _fail(plpy, f"k must be between 1 and 1000 (got {k})")
-    _, repos = resolve_scope(plpy, p.repo)
-    repo_ids = [r["id"] for r in repos]
+    items, _, repos = hybrid(plpy, p)
     by_id = {r["id"]: r for r in repos}
-    terms = list(
-        plpy.execute(plpy.prepare("select codesift.query_terms($1) as t", ["text"]), [p.query])[0][
-            "t"
-        ]
-        or []
-    )
-    vector, model = _query_vector(plpy, p)
-    tenant = _current_tenant(plpy) or repos[0]["tenant_id"]
-    items = fuse(
-        _legs(plpy, p, tenant, repo_ids, terms, vector, model), p.lexical_weight, p.dense_weight
-    )
-    hydrate(plpy, items, repo_ids)
-    apply_recency(plpy, items, repo_ids, p.recency_lambda)
     ordered = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))
     ordered = [i for i in ordered if i["score"] > 0][:k]
     return [

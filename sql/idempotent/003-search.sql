@@ -34,6 +34,29 @@ $$;
 comment on function codesift.query_terms(text) is
 'Identifier-split, stopword-free terms of a question for an OR lexical query; never raises.';
 
+create or replace function codesift.bm25_idf(tenant bigint, tier text, terms text[])
+returns table (term text, idf double precision, avgdl double precision)
+language sql
+stable
+security invoker
+set search_path = codesift, public
+begin atomic
+    select
+        t.term,
+        ln(1 + (c.docs - t.df + 0.5) / (t.df + 0.5)) as idf,
+        c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+    from codesift.corpus_stats as c
+    inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+    where
+        c.tenant_id = bm25_idf.tenant
+        and c.tier = bm25_idf.tier
+        and t.term = any(bm25_idf.terms);
+end;
+
+comment on function codesift.bm25_idf(bigint, text, text[]) is
+'BM25 inverse document frequency of each term in a tenant''s tier (symbol or file), and the '
+'tier''s average document length, from the statistics the extraction trigger keeps.';
+
 create or replace function codesift.bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision
@@ -44,23 +67,8 @@ stable
 security invoker
 set search_path = codesift, public
 begin atomic
-    with stats as (
-        select
-            c.docs::double precision as n,
-            c.total_terms::double precision / greatest(c.docs, 1) as avgdl
-        from codesift.corpus_stats as c
-        where c.tenant_id = bm25_symbols.tenant and c.tier = 'symbol'
-    ),
-
-    idf as (
-        select
-            t.term,
-            ln(1 + (stats.n - t.df + 0.5) / (t.df + 0.5)) as idf
-        from codesift.term_stats as t, stats
-        where
-            t.tenant_id = bm25_symbols.tenant
-            and t.tier = 'symbol'
-            and t.term = any(bm25_symbols.terms)
+    with idf as (
+        select * from codesift.bm25_idf(bm25_symbols.tenant, 'symbol', bm25_symbols.terms)
     ),
 
     scored as (
@@ -71,7 +79,7 @@ begin atomic
                 / (
                     p.tf + bm25_symbols.k1 * (
                         1 - bm25_symbols.b
-                        + bm25_symbols.b * coalesce(s.term_count, 0) / greatest(stats.avgdl, 1)
+                        + bm25_symbols.b * coalesce(s.term_count, 0) / greatest(idf.avgdl, 1)
                     )
                 )
             ) as score
@@ -79,7 +87,6 @@ begin atomic
         inner join codesift.symbol_terms as p
             on p.tenant_id = bm25_symbols.tenant and idf.term = p.term
         inner join codesift.code_symbols as s on p.symbol_id = s.id
-        cross join stats
         where bm25_symbols.kinds is null or s.kind = any(bm25_symbols.kinds)
         group by p.symbol_id
     )
@@ -119,23 +126,8 @@ stable
 security invoker
 set search_path = codesift, public
 begin atomic
-    with stats as (
-        select
-            c.docs::double precision as n,
-            c.total_terms::double precision / greatest(c.docs, 1) as avgdl
-        from codesift.corpus_stats as c
-        where c.tenant_id = bm25_files.tenant and c.tier = 'file'
-    ),
-
-    idf as (
-        select
-            t.term,
-            ln(1 + (stats.n - t.df + 0.5) / (t.df + 0.5)) as idf
-        from codesift.term_stats as t, stats
-        where
-            t.tenant_id = bm25_files.tenant
-            and t.tier = 'file'
-            and t.term = any(bm25_files.terms)
+    with idf as (
+        select * from codesift.bm25_idf(bm25_files.tenant, 'file', bm25_files.terms)
     ),
 
     scored as (
@@ -146,7 +138,7 @@ begin atomic
                 / (
                     p.tf + bm25_files.k1 * (
                         1 - bm25_files.b
-                        + bm25_files.b * coalesce(bl.term_count, 0) / greatest(stats.avgdl, 1)
+                        + bm25_files.b * coalesce(bl.term_count, 0) / greatest(idf.avgdl, 1)
                     )
                 )
             ) as score
@@ -155,7 +147,6 @@ begin atomic
             on p.tenant_id = bm25_files.tenant and idf.term = p.term
         inner join codesift.blobs as bl
             on p.tenant_id = bl.tenant_id and p.blob_sha = bl.sha
-        cross join stats
         group by p.blob_sha
     )
 
