@@ -27,9 +27,9 @@ die() { printf 'codesift db: %s\n' "$*" >&2; exit 1; }
 # Run a server binary as the cluster's owner.
 as_owner() {
   if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- env PYTHONPATH="$root/plpython:$root/.server-python" HF_HUB_OFFLINE=1 "$@"
+    runuser -u postgres -- env PYTHONPATH="$root/plpython:$root/.server-python" HF_HUB_OFFLINE=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$@"
   else
-    env PYTHONPATH="$root/plpython:$root/.server-python" HF_HUB_OFFLINE=1 "$@"
+    env PYTHONPATH="$root/plpython:$root/.server-python" HF_HUB_OFFLINE=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$@"
   fi
 }
 

@@ -14,7 +14,7 @@ from .progress import progress_bar
 BATCH = 64
 
 PENDING_SYMBOLS = """
-select s.id, b.path_hint, s.kind, s.qualified_name, s.signature, s.body
+select s.id, b.path_hint, s.kind, s.qualified_name, s.signature, s.body, s.doc
 from codesift.code_symbols s
 join codesift.blobs b on b.tenant_id = s.tenant_id and b.sha = s.blob_sha
 where s.tenant_id = %(tenant)s and s.embedding_model is distinct from %(model)s

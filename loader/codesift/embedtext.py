@@ -2,17 +2,26 @@
 
 The model reads at most 256 word pieces, so the head of the text decides the
 vector: the location and the name come first (they carry the most meaning per
-word piece), then the signature, then the body, which is cut at a character cap
-well past 256 word pieces (the tokenizer truncates the rest).
+word piece), then the doc comment above the symbol, then the signature, then the
+body, which is cut at a character cap well past 256 word pieces (the tokenizer
+truncates the rest).
 """
 
 BODY_CHARS = 1500
+DOC_CHARS = 400
 
 
 def symbol_text(
-    path: str | None, kind: str, qualified_name: str, signature: str | None, body: str
+    path: str | None,
+    kind: str,
+    qualified_name: str,
+    signature: str | None,
+    body: str,
+    doc: str | None = None,
 ) -> str:
     head = f"{path or ''} {kind} {qualified_name}".strip()
+    if doc:
+        head = f"{head}\n{doc[:DOC_CHARS]}"
     sig = (signature or "").strip()
     text = body if not sig or body.lstrip().startswith(sig[:40]) else f"{sig}\n{body}"
     return f"{head}\n{text[:BODY_CHARS]}"

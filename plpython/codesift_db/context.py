@@ -14,6 +14,7 @@ stage decided, which is what explain_context returns.
 """
 
 import math
+import re
 from dataclasses import dataclass
 
 from . import diversity, identifiers, packing
@@ -417,13 +418,33 @@ def _age_days(last_changed, newest) -> float:
     return max(0.0, (parse(newest) - parse(last_changed)).total_seconds() / 86400.0)
 
 
+# Questions about behaviour are answered by implementation code: tests (which repeat the
+# names they test) and changelogs (which mention everything) are weighted down, not out.
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)test_[^/]*$|_test\.[a-z]+$"
+    r"|\.(test|spec)\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
+)
+CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
+TEST_PRIOR = 0.8
+CHANGELOG_PRIOR = 0.6
+
+
+def path_prior(path: str) -> float:
+    if CHANGELOG_PATH.search(path):
+        return CHANGELOG_PRIOR
+    if TEST_PATH.search(path):
+        return TEST_PRIOR
+    return 1.0
+
+
 def apply_recency(plpy, items: dict, repo_ids: list, lam: float) -> None:
     newest = {r["repository_id"]: r["newest"] for r in _run(plpy, NEWEST, ["bigint[]"], [repo_ids])}
     for item in items.values():
         age = _age_days(item.get("last_changed"), newest.get(item["repository_id"]))
         item["age_days"] = round(age, 1)
         item["recency"] = math.exp(-lam * age) if lam else 1.0
-        item["score"] = item["rrf"] * item["recency"]
+        item["prior"] = path_prior(item["path"])
+        item["score"] = item["rrf"] * item["recency"] * item["prior"]
 
 
 # --- 2. graph walk --------------------------------------------------------------------------
@@ -449,7 +470,7 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
     new_keys = []
     for r in rows:
         via = list(r["via"])
-        score = seed_score.get(via[0], 0.0) * r["factor"]
+        score = seed_score.get(via[0], 0.0) * r["factor"] * path_prior(r["path"])
         key = ("f", r["repository_id"], r["path"])
         graph = {"graph_hop": r["hop"], "graph_path": via}
         if key in items:
@@ -498,10 +519,14 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
                 continue
             key = ("s", row["id"])
             already = items.get(key)
+            if packing.estimate_tokens(row["body"]) > limit:
+                continue  # a stand-in must not eat the budget the file could not
             overlap = _overlap(query_terms, row["body"])
-            if already is None and overlap == 0:
+            if already is None and overlap < 2:
                 continue
-            scored.append(((already is not None, overlap), row, already))
+            scored.append(
+                ((already is not None, already and already["score"], overlap), row, already)
+            )
         scored.sort(key=lambda t: t[0], reverse=True)
         for i, (_, row, already) in enumerate(scored[:SYMBOLS_PER_FILE]):
             stand_in = item["score"] * (1 - 0.01 * (i + 1))
@@ -591,6 +616,7 @@ def why(item: dict) -> dict:
         "rrf": item.get("rrf"),
         "recency": item.get("recency"),
         "age_days": item.get("age_days"),
+        "path_prior": item.get("prior"),
         "graph_hop": item.get("graph_hop"),
         "graph_path": item.get("graph_path"),
         "stands_in_for_file": item.get("via_file"),

@@ -36,14 +36,14 @@ def _plan(plpy, query: str, types: list[str]):
 
 INSERT_SYMBOLS = """
 insert into codesift.code_symbols (tenant_id, blob_sha, name, qualified_name, kind, start_line,
-    end_line, signature, body, parent, part, lexemes, term_count)
+    end_line, signature, body, parent, part, doc, lexemes, term_count)
 select s.tenant_id, s.blob_sha, s.name, s.qualified_name, s.kind, s.start_line, s.end_line,
-    s.signature, s.body, s.parent, s.part, to_tsvector('simple', s.terms),
+    s.signature, s.body, s.parent, s.part, nullif(s.doc, ''), to_tsvector('simple', s.terms),
     s.term_count
 from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
-    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::int[])
+    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
     as s(tenant_id, blob_sha, name, qualified_name, kind, start_line, end_line, signature, body,
-         parent, part, terms, term_count)
+         parent, part, doc, terms, term_count)
 """
 
 INSERT_IMPORTS = """
@@ -73,6 +73,7 @@ TYPES_SYMBOLS = [
     "text[]",
     "text[]",
     "int[]",
+    "text[]",
     "text[]",
     "int[]",
 ]
@@ -115,11 +116,13 @@ set docs = c.docs + excluded.docs, total_terms = c.total_terms + excluded.total_
 
 
 def symbol_terms(symbol: dict, path: str) -> str:
-    """What the symbol's lexical index holds: names, signature, file path, body identifiers."""
+    """What the symbol's lexical index holds: names, signature, doc comment, file path and
+    body identifiers."""
     head = f"{symbol['qualified_name']} {symbol['name']} {symbol.get('signature') or ''}"
     return " ".join(
         (
             identifiers.identifier_terms(head),
+            identifiers.identifier_terms(symbol.get("doc") or ""),
             identifiers.path_terms(path) if path else "",
             identifiers.identifier_terms(symbol["body"]),
         )
@@ -130,15 +133,26 @@ def on_blobs_inserted(plpy) -> None:
     import json
 
     rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
-    sym_cols: list[list] = [[] for _ in range(13)]
+    sym_cols: list[list] = [[] for _ in range(14)]
     imp_cols: list[list] = [[] for _ in range(6)]
     lex_cols: list[list] = [[], [], [], []]
     for row in rows:
         tenant, sha, language = row["tenant_id"], row["sha"], row["language"]
         content, path = row["content"], row["path_hint"] or ""
+        lines = content.split("\n")
         for sym in symbols.extract_symbols(path, content, language):
+            sym["doc"] = (
+                symbols.leading_comment(lines, sym["start_line"]) if sym["part"] <= 1 else ""
+            )
             terms = symbol_terms(sym, path)
-            values = [tenant, sha, *(sym[c] for c in SYMBOL_COLUMNS), terms, len(terms.split())]
+            values = [
+                tenant,
+                sha,
+                *(sym[c] for c in SYMBOL_COLUMNS),
+                sym["doc"],
+                terms,
+                len(terms.split()),
+            ]
             for col, value in zip(sym_cols, values, strict=True):
                 col.append(value)
         if language:

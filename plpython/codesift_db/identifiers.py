@@ -253,6 +253,11 @@ def _singular(term: str) -> tuple[str, ...]:
     return (term[:-1],)
 
 
+# `res.sendFile`, `app.handle`: parts of a dotted name are names, never stopwords
+# (anchored at word starts and possessive, so a 1 MB word stays linear)
+_DOTTED = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)+")
+
+
 def query_terms(text: str) -> list[str]:
     """Terms for an OR lexical query: identifier-split like identifier_terms, lowercased,
     stopwords removed, deduplicated in order, only [a-z0-9]+ (safe inside to_tsquery),
@@ -263,9 +268,18 @@ def query_terms(text: str) -> list[str]:
     try:
         primary: dict[str, None] = {}
         variants: dict[str, None] = {}
+        dotted = {
+            part.lower()
+            for chain in _DOTTED.findall(text, 0, _QUERY_SCAN_CHARS)
+            for part in chain.split(".")
+        }
         for token in dict.fromkeys(_IDENT.findall(text, 0, _QUERY_SCAN_CHARS)):
-            for term in _token_terms(token):
-                if term in STOPWORDS or term in primary:
+            terms = _token_terms(token)
+            # stopwords are dropped from plain words only: in `app.handle` or `getOut`
+            # every part is part of a name the user typed
+            compound = len(terms) > 1 or token.lower() in dotted
+            for term in terms:
+                if (term in STOPWORDS and not compound) or term in primary:
                     continue
                 primary[term] = None
                 for variant in _singular(term):

@@ -1128,3 +1128,20 @@ def _windows(src: _Source) -> list[dict]:
         }
         _emit(out, src, sym, start, end, {})
     return out
+
+
+# Comment lines that document the definition below them: //, ///, #, --, /* ... */, * ...
+_COMMENT_LINE = re.compile(r"^\s*(//|#(?![!\[])|--|/\*|\*|\*/)")
+MAX_DOC_LINES = 40
+
+
+def leading_comment(lines: list[str], start_line: int) -> str:
+    """The contiguous comment block directly above a symbol (its doc comment), without
+    the comment markers. `lines` are the file's lines; start_line is 1-based."""
+    i = start_line - 2
+    block: list[str] = []
+    while i >= 0 and len(block) < MAX_DOC_LINES and _COMMENT_LINE.match(lines[i]):
+        block.append(lines[i])
+        i -= 1
+    text = "\n".join(reversed(block))
+    return re.sub(r"(?m)^\s*(///?|#|--|/\*\*?|\*/|\*)\s?", "", text).strip()

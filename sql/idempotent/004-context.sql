@@ -28,7 +28,7 @@ create or replace function codesift.hybrid_search(
     query_embedding vector default null,
     lexical_weight double precision default 1.0,
     dense_weight double precision default 1.0,
-    recency_lambda double precision default 0.0005,
+    recency_lambda double precision default 0.0001,
     ranking text default 'bm25'
 )
 returns table (
@@ -64,7 +64,7 @@ create or replace function codesift.pack_context(
     graph_depth integer default 2,
     hop_decay double precision default 0.85,
     jaccard_threshold double precision default 0.88,
-    recency_lambda double precision default 0.0005,
+    recency_lambda double precision default 0.0001,
     lexical_weight double precision default 1.0,
     dense_weight double precision default 1.0,
     ranking text default 'bm25'
@@ -135,7 +135,7 @@ create or replace function codesift.explain_context(
     graph_depth integer default 2,
     hop_decay double precision default 0.85,
     jaccard_threshold double precision default 0.88,
-    recency_lambda double precision default 0.0005,
+    recency_lambda double precision default 0.0001,
     lexical_weight double precision default 1.0,
     dense_weight double precision default 1.0,
     ranking text default 'bm25'

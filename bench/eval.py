@@ -1,0 +1,728 @@
+"""Retrieval evaluation: every query of a query set through every arm, scored per arm and kind.
+
+    .venv/bin/python bench/eval.py --queries /work/shared/eval/express.json \\
+        --repo-path /tmp/express --name express --out bench/out/express.json
+
+Query sets (../shared/eval/express.json shape): `name`, `corpus` ({repository, commit or
+measured_at_commit}) and `queries`, each with `id`, `kind`, `query`, `gold_files` and
+optionally `gold_symbols` ([{path, name, start_line, end_line}]). A query may carry its own
+`repository` and `commit` (swebench-dev.json, whose gold symbols are `gold_spans`:
+{path: [qualified names]}); each such (repository, commit) is indexed as its own repository
+named `<name>@<commit12>`, and `--repo-path NAME=PATH` says where each repository's checkout
+is (NAME the last part of owner/name).
+
+Each repository is indexed into its own tenant (`--tenant`, default `eval-<repository>`, so
+that BM25 statistics, which are per tenant, do not mix query sets) at the set's
+commit with `codesift index`, unless that repository is already indexed at that commit with
+no embedding backlog (so reruns go straight to the queries).
+
+Arms: `lexical` (BM25 alone), `lexical_tsrank` (ts_rank_cd), `dense`, `hybrid` (RRF +
+recency), all stage 1 (hybrid_search; files ranked by first appearance among its rows);
+`pack` (pack_context at --budget: hybrid + graph + pruning + packing; files in order of
+first packed row) and `peer` (the peer's published file-level hybrid query, re-created over
+our schema: see PEER_SQL). `peer_lexical` and `peer_dense` (its two legs alone) can be
+asked for with --arms.
+
+Output: rich tables (per arm, per kind, per query: the rank of the first gold hit), the JSON
+of issue 5 at --out ({"arms", "by_kind", "queries"}), and with --details a larger JSON with
+every arm's ranked files, packed rows and timings per query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import psycopg  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from bench import eval_metrics as m  # noqa: E402
+
+DEFAULT_ARMS = ("lexical", "lexical_tsrank", "dense", "hybrid", "pack", "peer")
+EXTRA_ARMS = ("peer_lexical", "peer_dense")
+STAGE1 = {
+    # arm: (lexical_weight, dense_weight, ranking)
+    "lexical": (1.0, 0.0, "bm25"),
+    "lexical_tsrank": (1.0, 0.0, "ts_rank_cd"),
+    "dense": (0.0, 1.0, "bm25"),
+    "hybrid": (1.0, 1.0, "bm25"),
+}
+PEER_LEGS = {"peer": (1.0, 1.0), "peer_lexical": (1.0, 0.0), "peer_dense": (0.0, 1.0)}
+STAGE1_ROWS = 300  # rows asked of hybrid_search; file lists are cut to --k after dedupe
+
+# The peer's hybrid query (../shared/eval/peer_search.md) over our schema. Adaptations:
+# * its file rows are codesift.files (live, one repository) joined to the blob;
+# * its tsvector (file name, file path, one-line summary) is built on the fly with
+#   to_tsvector('simple', ...): we store no summaries, so the summary is the peer's own
+#   fallback, the first 500 characters of the file;
+# * its file embedding is our blob embedding (path + the first 1,500 characters);
+# * last_seen_at ("when the loader last saw the file") is the repository's indexed_at (every
+#   live file was seen by the last index run), falling back to the blob's created_at.
+# Kept: plainto_tsquery('simple') AND semantics, ts_rank_cd, row_number() window ranks
+# (dense over every embedded file, so no HNSW walk), limit 4k per leg, full outer join,
+# 1/(60 + rank) per leg (0 when missing), exp(-0.01 * age_days), order by score limit k.
+PEER_SQL = """
+with params as (
+    select %(embedding)s::vector as qvec, plainto_tsquery('simple', %(query)s) as tsq
+),
+docs as (
+    select f.path, b.embedding,
+        to_tsvector('simple', regexp_replace(f.path, '^.*/', '') || ' ' || f.path || ' '
+            || left(b.content, 500)) as tsv,
+        coalesce(r.indexed_at, b.created_at) as last_seen_at
+    from codesift.files f
+    join codesift.repositories r on r.id = f.repository_id
+    join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
+    where f.live and f.tenant_id = %(tenant)s and r.name = %(repo)s
+),
+dense as (
+    select d.path,
+        row_number() over (order by d.embedding <=> p.qvec) as dense_rank,
+        1 - (d.embedding <=> p.qvec) as similarity
+    from docs d, params p
+    where d.embedding is not null and p.qvec is not null
+    order by dense_rank
+    limit 4 * %(k)s
+),
+lexical as (
+    select d.path,
+        row_number() over (order by ts_rank_cd(d.tsv, p.tsq) desc) as lexical_rank,
+        ts_rank_cd(d.tsv, p.tsq) as text_rank
+    from docs d, params p
+    where d.tsv @@ p.tsq
+    order by lexical_rank
+    limit 4 * %(k)s
+),
+fused as (
+    select coalesce(dense.path, lexical.path) as path,
+        %(dense_weight)s::float8 * coalesce(1.0 / (60 + dense.dense_rank), 0)::float8
+            + %(lexical_weight)s::float8
+            * coalesce(1.0 / (60 + lexical.lexical_rank), 0)::float8 as rrf,
+        dense.dense_rank, lexical.lexical_rank
+    from dense full outer join lexical on dense.path = lexical.path
+)
+select fused.path, fused.dense_rank, fused.lexical_rank,
+    fused.rrf * exp(-0.01 * extract(epoch from now() - docs.last_seen_at) / 86400.0) as score
+from fused join docs on docs.path = fused.path
+where fused.rrf > 0
+order by score desc, fused.path
+limit %(k)s
+"""
+
+STAGE1_SQL = """
+select path, start_line, end_line, symbol, kind
+from codesift.hybrid_search(%(query)s, repo => %(repo)s, k => %(rows)s,
+    query_embedding => %(embedding)s::vector, lexical_weight => %(lw)s,
+    dense_weight => %(dw)s, ranking => %(ranking)s{recency})
+order by rank
+"""
+
+PACK_SQL = """
+select path, start_line, end_line, symbol, kind, tokens
+from codesift.pack_context(%(query)s, repo => %(repo)s, token_budget => %(budget)s,
+    query_embedding => %(embedding)s::vector{recency})
+order by rank
+"""
+
+
+def _with_recency(sql: str, recency: float | None) -> str:
+    """The engine's default recency decay unless --recency-lambda overrides it."""
+    return sql.replace("{recency}", "" if recency is None else ", recency_lambda => %(recency)s")
+
+
+INDEXED = """
+select r.id, r.indexed_commit,
+    (select count(*) from codesift.live_files v
+     join codesift.blobs b on b.tenant_id = v.tenant_id and b.sha = v.blob_sha
+     where v.repository_id = r.id
+       and (b.embedding is null or b.embedding_model is distinct from s.value)) as blobs_left,
+    (select count(*) from codesift.live_files v
+     join codesift.code_symbols c on c.tenant_id = v.tenant_id and c.blob_sha = v.blob_sha
+     where v.repository_id = r.id
+       and (c.embedding is null or c.embedding_model is distinct from s.value)) as symbols_left
+from codesift.repositories r
+join codesift.tenants t on t.id = r.tenant_id
+left join codesift.settings s on s.key = 'embedding_model'
+where t.name = %s and r.name = %s
+"""
+
+GOLD_LINES = """
+select min(s.start_line), max(s.end_line)
+from codesift.files f
+join codesift.repositories r on r.id = f.repository_id
+join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
+where f.live and r.tenant_id = %s and r.name = %s and f.path = %s and s.qualified_name = %s
+"""
+
+
+# --- query sets -----------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """One repository at one commit: its name in the database and its checkout."""
+
+    name: str
+    path: Path
+    commit: str | None
+    source: str = ""  # owner/name as the query set says
+    tenant: str = ""  # filled by evaluate: --tenant or eval-<repository>
+    tenant_id: int | None = None
+
+
+@dataclass
+class Query:
+    id: str
+    kind: str
+    text: str
+    gold_files: list[str]
+    gold_symbols: list[m.GoldSymbol]
+    target: Target
+    extra: dict = field(default_factory=dict)
+
+
+def _short(repository: str) -> str:
+    return repository.rstrip("/").split("/")[-1]
+
+
+def parse_repo_paths(values: list[str]) -> tuple[dict[str, Path], Path | None]:
+    """--repo-path values: NAME=PATH pairs and at most one bare PATH."""
+    named: dict[str, Path] = {}
+    bare: Path | None = None
+    for v in values or []:
+        name, sep, path = v.partition("=")
+        if sep and name and not os.path.exists(v):
+            named[name] = Path(path).expanduser()
+            named[_short(name)] = Path(path).expanduser()
+        elif bare is None:
+            bare = Path(v).expanduser()
+        else:
+            raise SystemExit(f"--repo-path {v}: give NAME=PATH when there are several")
+    return named, bare
+
+
+def _gold_symbols(q: dict) -> list[m.GoldSymbol]:
+    out = [
+        m.GoldSymbol(s["path"], s.get("name") or "", s.get("start_line"), s.get("end_line"))
+        for s in q.get("gold_symbols") or []
+    ]
+    for path, names in (q.get("gold_spans") or {}).items():
+        out.extend(m.GoldSymbol(path, n) for n in names)
+    return out
+
+
+def load_queries(
+    doc: dict,
+    repo_paths: list[str] | None,
+    name: str | None = None,
+    skip_missing: bool = False,
+    skipped: dict | None = None,
+) -> list[Query]:
+    """The set's queries, each tied to the repository and commit it is asked against.
+
+    With skip_missing, queries on repositories without a checkout are left out (counted in
+    skipped); otherwise they are an error."""
+    skipped = {} if skipped is None else skipped
+    named, bare = parse_repo_paths(repo_paths or [])
+    corpus = doc.get("corpus") or {}
+    default_repo = corpus.get("repository")
+    default_commit = corpus.get("commit") or corpus.get("measured_at_commit")
+    targets: dict[tuple, Target] = {}
+    queries = []
+    for q in doc["queries"]:
+        repository = q.get("repository") or q.get("repo") or default_repo
+        own_commit = q.get("commit")
+        commit = own_commit or default_commit
+        short = _short(repository) if repository else None
+        path = named.get(repository or "") or named.get(short or "") or bare
+        if path is None and skip_missing:
+            skipped[repository] = skipped.get(repository, 0) + 1
+            continue
+        if path is None:
+            raise SystemExit(
+                f"query {q['id']}: no checkout for repository {repository!r}: "
+                f"pass --repo-path {short or 'NAME'}=PATH"
+            )
+        if own_commit and own_commit != default_commit:
+            db_name = f"{short}@{own_commit[:12]}"
+        else:
+            db_name = name or short or Path(path).name
+        key = (db_name, commit)
+        if key not in targets:
+            targets[key] = Target(db_name, Path(path), commit, repository or "")
+        queries.append(
+            Query(
+                id=q["id"],
+                kind=q.get("kind") or "default",
+                text=q["query"],
+                gold_files=list(q.get("gold_files") or []),
+                gold_symbols=_gold_symbols(q),
+                target=targets[key],
+            )
+        )
+    return queries
+
+
+# --- indexing -------------------------------------------------------------------------------
+
+
+def ensure_indexed(
+    dsn: str, target: Target, tenant: str, embed: bool = True, progress: bool = True
+) -> str:
+    """Index target into tenant at its commit unless it already is; returns what was done."""
+    from codesift import git
+    from codesift.indexer import index_repository
+
+    root = git.repo_root(target.path)
+    commit = git.resolve_commit(root, target.commit or "HEAD")
+    if target.commit and not commit.startswith(target.commit):
+        raise SystemExit(f"{target.path}: {target.commit} resolves to {commit}")
+    target.commit = commit
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(INDEXED, (tenant, target.name)).fetchone()
+        if row and row[1] == commit and (not embed or row[2] + row[3] == 0):
+            return "already indexed"
+        start = time.monotonic()
+        summary = index_repository(
+            conn,
+            root,
+            name=target.name,
+            tenant=tenant,
+            ref=commit,
+            embed=embed,
+            show_progress=progress,
+        )
+    return (
+        f"indexed {summary.files} files, {summary.new_blobs} new blobs, "
+        f"{summary.embedded.symbols} symbols + {summary.embedded.blobs} files embedded "
+        f"in {time.monotonic() - start:.0f}s"
+    )
+
+
+def resolve_gold_lines(conn, queries: list[Query]) -> int:
+    """Give gold symbols known only by name their line range from the index; count misses."""
+    missing = 0
+    for q in queries:
+        resolved = []
+        for g in q.gold_symbols:
+            if not g.resolved:
+                lo, hi = conn.execute(
+                    GOLD_LINES, (q.target.tenant_id, q.target.name, g.path, g.name)
+                ).fetchone()
+                if lo is not None:
+                    g = m.GoldSymbol(g.path, g.name, lo, hi)
+                else:
+                    missing += 1
+            resolved.append(g)
+        q.gold_symbols = resolved
+    return missing
+
+
+EXPLAIN_SQL = """
+select candidate, path, start_line, end_line, symbol, kind, lexical_rank, dense_rank, rrf,
+    graph_hop, score, decision, pruned_by, packed, tokens
+from codesift.explain_context(%(query)s, repo => %(repo)s, token_budget => %(budget)s,
+    query_embedding => %(embedding)s::vector{recency})
+order by candidate
+"""
+
+
+def explain_miss(
+    conn, q: Query, embedding: str | None, budget: int, recency: float | None, top: int = 8
+) -> dict:
+    """explain_context for one query: the top candidates and the best one on each gold file."""
+    cols = [
+        "candidate",
+        "path",
+        "start_line",
+        "end_line",
+        "symbol",
+        "kind",
+        "lexical_rank",
+        "dense_rank",
+        "rrf",
+        "graph_hop",
+        "score",
+        "decision",
+        "pruned_by",
+        "packed",
+        "tokens",
+    ]
+    rows = [
+        dict(zip(cols, r, strict=True))
+        for r in conn.execute(
+            _with_recency(EXPLAIN_SQL, recency),
+            {
+                "query": q.text,
+                "repo": q.target.name,
+                "budget": budget,
+                "embedding": embedding,
+                "recency": recency,
+            },
+        ).fetchall()
+    ]
+    gold = {}
+    for r in rows:
+        if r["path"] in q.gold_files and r["path"] not in gold:
+            gold[r["path"]] = r
+    return {"candidates": len(rows), "top": rows[:top], "gold": gold}
+
+
+# --- arms -----------------------------------------------------------------------------------
+
+
+def _rows(cur_rows) -> list[m.Row]:
+    return [m.Row(r[0], r[1], r[2], r[4], r[3], r[5] if len(r) > 5 else None) for r in cur_rows]
+
+
+def run_arm(conn, arm: str, q: Query, embedding: str | None, tenant_id: int, args) -> list:
+    """The rows one arm returns for one query."""
+    common = {
+        "query": q.text,
+        "repo": q.target.name,
+        "embedding": embedding,
+        "recency": args.recency_lambda,
+    }
+    if arm in STAGE1:
+        lw, dw, ranking = STAGE1[arm]
+        rows = conn.execute(
+            _with_recency(STAGE1_SQL, args.recency_lambda),
+            {**common, "rows": STAGE1_ROWS, "lw": lw, "dw": dw, "ranking": ranking},
+        ).fetchall()
+        return _rows(rows)
+    if arm == "pack":
+        return _rows(
+            conn.execute(
+                _with_recency(PACK_SQL, args.recency_lambda), {**common, "budget": args.budget}
+            ).fetchall()
+        )
+    if arm in PEER_LEGS:
+        lw, dw = PEER_LEGS[arm]
+        rows = conn.execute(
+            PEER_SQL,
+            {
+                **common,
+                "tenant": tenant_id,
+                "k": args.k,
+                "lexical_weight": lw,
+                "dense_weight": dw,
+            },
+        ).fetchall()
+        return [m.Row(r[0], kind="file") for r in rows]
+    raise SystemExit(f"unknown arm {arm!r} (known: {', '.join(DEFAULT_ARMS + EXTRA_ARMS)})")
+
+
+@dataclass
+class Options:
+    arms: tuple = DEFAULT_ARMS
+    budget: int = 4000
+    k: int = 20
+    tenant: str | None = None  # None: eval-<repository>
+    embed: bool = True
+    index: bool = True
+    progress: bool = True
+    explain: bool = False
+    recency_lambda: float | None = None  # None: the engine's default (0.0001)
+
+
+def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[dict, dict]:
+    """Index what is needed, run every query through every arm; (report, details)."""
+    targets = {id(q.target): q.target for q in queries}.values()
+    for target in targets:
+        target.tenant = opts.tenant or f"eval-{_short(target.source or target.name)}"
+        if opts.index:
+            done = ensure_indexed(dsn, target, target.tenant, opts.embed, opts.progress)
+            log(f"{target.name} (tenant {target.tenant}): {done}")
+    per_query: dict[str, dict[str, m.QueryResult]] = {}
+    details: dict = {"queries": {}}
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for target in targets:
+            row = conn.execute(
+                "select id from codesift.tenants where name = %s", (target.tenant,)
+            ).fetchone()
+            if row is None:
+                raise SystemExit(f"tenant {target.tenant!r} does not exist: run without --no-index")
+            target.tenant_id = row[0]
+        missing = resolve_gold_lines(conn, queries)
+        if missing:
+            log(f"{missing} gold symbols not found in the index: matched by name only")
+        current = None
+        for q in queries:
+            tenant_id = q.target.tenant_id
+            if tenant_id != current:
+                conn.execute(
+                    "select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),)
+                )
+                current = tenant_id
+            start = time.monotonic()
+            embedding = conn.execute("select codesift.embed_query(%s)::text", (q.text,)).fetchone()[
+                0
+            ]
+            embed_ms = (time.monotonic() - start) * 1000
+            per_query[q.id] = {}
+            info = {
+                "gold_files": q.gold_files,
+                "kind": q.kind,
+                "repository": q.target.name,
+                "embed_ms": round(embed_ms, 1),
+                "arms": {},
+            }
+            for arm in opts.arms:
+                start = time.monotonic()
+                rows = run_arm(conn, arm, q, embedding, tenant_id, opts)
+                ms = (time.monotonic() - start) * 1000
+                result = m.score_query(
+                    rows,
+                    q.gold_files,
+                    q.gold_symbols,
+                    k=opts.k,
+                    packed=arm == "pack",
+                    symbol_level=not arm.startswith("peer"),
+                )
+                per_query[q.id][arm] = result
+                info["arms"][arm] = {
+                    "first_hit_rank": result.rank,
+                    "first_hit_rank_lenient": result.rank_lenient,
+                    "files": result.files[:10],
+                    "symbol_hit": result.symbol_hit,
+                    "context_recall": result.context_recall,
+                    "tokens": result.tokens,
+                    "ms": round(ms, 1),
+                }
+                if arm == "pack":
+                    info["arms"][arm]["packed"] = [
+                        f"{r.path}:{r.start_line}-{r.end_line} {r.symbol or r.kind} ({r.tokens})"
+                        for r in rows
+                    ]
+            if opts.explain and any(
+                arm in info["arms"] and info["arms"][arm]["first_hit_rank"] != 1
+                for arm in ("hybrid", "pack")
+            ):
+                info["explain"] = explain_miss(conn, q, embedding, opts.budget, opts.recency_lambda)
+            details["queries"][q.id] = info
+    kinds = {q.id: q.kind for q in queries}
+    result = m.report(per_query, kinds, opts.arms)
+    details["context_hit"] = m.context_hit_rate(
+        [per_query[q.id]["pack"] for q in queries if "pack" in per_query[q.id]]
+    )
+    return result, details
+
+
+# --- output ---------------------------------------------------------------------------------
+
+
+def _fmt(value, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and value.is_integer() and value > 1:
+        return f"{value:.0f}"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def metrics_table(title: str, arms: dict) -> Table:
+    table = Table(title=title)
+    table.add_column("arm")
+    for key in m.METRIC_KEYS:
+        table.add_column(key, justify="right")
+    for arm, metrics in arms.items():
+        table.add_row(
+            arm,
+            *(
+                _fmt(round(metrics[k]) if k == "tokens" and metrics[k] else metrics[k])
+                for k in m.METRIC_KEYS
+            ),
+        )
+    return table
+
+
+def print_report(console: Console, name: str, report: dict, details: dict, queries, peer_results):
+    console.print(metrics_table(f"{name}: all {len(report['queries'])} queries", report["arms"]))
+    for kind, arms in report["by_kind"].items():
+        n = sum(1 for q in queries if q.kind == kind)
+        console.print(metrics_table(f"{name}: kind {kind} ({n} queries)", arms))
+    if details.get("context_hit") is not None:
+        console.print(
+            f"pack: at least one gold file in the pack for {details['context_hit']:.0%} of queries"
+        )
+    if peer_results:
+        table = Table(title="the peer's published numbers (lenient matching)")
+        table.add_column("arm")
+        keys = sorted({k for v in peer_results.values() for k in v})
+        for key in keys:
+            table.add_column(key, justify="right")
+        for arm, values in peer_results.items():
+            table.add_row(arm, *(_fmt(values.get(k)) for k in keys))
+        console.print(table)
+    arms = list(report["arms"])
+    table = Table(title="rank of the first gold file per arm (strict; - = not in the top k)")
+    table.add_column("query")
+    table.add_column("kind")
+    for arm in arms:
+        table.add_column(arm, justify="right")
+    table.add_column("hybrid top 3")
+    for entry in report["queries"]:
+        info = details["queries"][entry["id"]]
+        top = info["arms"].get("hybrid", {}).get("files", [])[:3]
+        table.add_row(
+            entry["id"],
+            info["kind"],
+            *(_fmt(entry["first_hit_rank"].get(arm)) for arm in arms),
+            ", ".join(top),
+        )
+    console.print(table)
+    for entry in report["queries"]:
+        info = details["queries"][entry["id"]]
+        if "explain" in info:
+            print_explain(console, entry["id"], info)
+
+
+def _cand(r: dict) -> list[str]:
+    where = f"{r['path']}:{r['start_line']}-{r['end_line']}"
+    return [
+        str(r["candidate"]),
+        where,
+        r["symbol"] or r["kind"],
+        _fmt(r["lexical_rank"]),
+        _fmt(r["dense_rank"]),
+        _fmt(r["graph_hop"]),
+        f"{r['score']:.4f}",
+        (r["decision"] or "") + (f" by {r['pruned_by']}" if r["pruned_by"] else ""),
+        "yes" if r["packed"] else "",
+        _fmt(r["tokens"]),
+    ]
+
+
+def print_explain(console: Console, qid: str, info: dict) -> None:
+    ex = info["explain"]
+    ranks = {a: v["first_hit_rank"] for a, v in info["arms"].items()}
+    table = Table(
+        title=f"explain_context for {qid} ({ex['candidates']} candidates; first gold rank "
+        f"hybrid {_fmt(ranks.get('hybrid'))}, pack {_fmt(ranks.get('pack'))})"
+    )
+    for col in ("#", "where", "symbol", "lex", "dense", "hop", "score", "decision", "packed"):
+        table.add_column(col)
+    table.add_column("tok", justify="right")
+    for r in ex["top"]:
+        table.add_row(*_cand(r))
+    for r in ex["gold"].values():
+        if r not in ex["top"]:
+            table.add_row(*_cand(r), style="bold")
+    missing = [p for p in info.get("gold_files", []) if p not in ex["gold"]]
+    console.print(table)
+    if missing:
+        console.print(f"  gold files never a candidate: {', '.join(missing)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Evaluate retrieval arms on a query set with gold files (issue 5).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    parser.add_argument("--queries", required=True, help="query set JSON (express.json shape)")
+    parser.add_argument(
+        "--repo-path",
+        "--repo",
+        action="append",
+        default=[],
+        metavar="[NAME=]PATH",
+        help="git checkout of the repository (NAME=PATH once per repository for multi-repo sets)",
+    )
+    parser.add_argument("--name", help="repository name in the database (default: from corpus)")
+    parser.add_argument(
+        "--tenant", help="tenant to index into (default: eval-<repository>, one per repository)"
+    )
+    parser.add_argument(
+        "--arms",
+        default=",".join(DEFAULT_ARMS),
+        help=f"comma-separated arms (default: all of {', '.join(DEFAULT_ARMS)}; "
+        f"also {', '.join(EXTRA_ARMS)})",
+    )
+    parser.add_argument("--budget", type=int, default=4000, help="pack token budget")
+    parser.add_argument("--k", type=int, default=20, help="files kept per arm (default 20)")
+    parser.add_argument("--out", "--json", dest="out", help="write the issue-5 JSON here")
+    parser.add_argument("--details", help="write per-query details (files, packs, timings) here")
+    parser.add_argument("--dsn", help="database (default: $CODESIFT_DSN or the embedded server)")
+    parser.add_argument("--limit", type=int, help="only the first N queries")
+    parser.add_argument("--ids", help="only these comma-separated query ids")
+    parser.add_argument(
+        "--recency-lambda",
+        type=float,
+        help="recency decay passed to hybrid_search/pack_context (default: the engine's 0.0001)",
+    )
+    parser.add_argument("--no-index", action="store_true", help="do not index, query as is")
+    parser.add_argument("--no-embed", action="store_true", help="index without embeddings")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="for queries where hybrid or pack missed rank 1, print explain_context's top "
+        "candidates and the best candidate on each gold file",
+    )
+    args = parser.parse_args(argv)
+
+    from codesift.db import current_dsn
+
+    dsn = args.dsn or os.environ.get("CODESIFT_DSN") or current_dsn()
+    doc = json.loads(Path(args.queries).read_text())
+    if args.ids:
+        wanted = set(args.ids.split(","))
+        doc["queries"] = [q for q in doc["queries"] if q["id"] in wanted]
+    skipped: dict = {}
+    named, bare = parse_repo_paths(args.repo_path)
+    queries = load_queries(
+        doc, args.repo_path, args.name, skip_missing=bool(named) and bare is None, skipped=skipped
+    )
+    if args.limit:
+        queries = queries[: args.limit]
+    if skipped:
+        print(
+            "skipped queries of repositories without --repo-path: "
+            + ", ".join(f"{r} ({n})" for r, n in skipped.items())
+        )
+    if not queries:
+        raise SystemExit("no queries selected")
+    arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
+    unknown = [a for a in arms if a not in DEFAULT_ARMS + EXTRA_ARMS]
+    if unknown:
+        parser.error(f"unknown arms: {', '.join(unknown)}")
+    console = Console(width=None if sys.stdout.isatty() else 180)
+    opts = Options(
+        arms=arms,
+        budget=args.budget,
+        k=args.k,
+        tenant=args.tenant,
+        embed=not args.no_embed,
+        index=not args.no_index,
+        progress=sys.stderr.isatty(),
+        explain=args.explain,
+        recency_lambda=args.recency_lambda,
+    )
+    started = time.monotonic()
+    report, details = evaluate(dsn, queries, opts, log=console.print)
+    print_report(
+        console, doc.get("name", "eval"), report, details, queries, doc.get("peer_results")
+    )
+    console.print(f"{len(queries)} queries x {len(arms)} arms in {time.monotonic() - started:.0f}s")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+        console.print(f"wrote {args.out}")
+    if args.details:
+        Path(args.details).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.details).write_text(json.dumps(details, indent=1, default=str) + "\n")
+        console.print(f"wrote {args.details}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

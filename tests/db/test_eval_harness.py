@@ -1,0 +1,164 @@
+"""bench/eval.py end to end: a small self-made repository, a few queries with gold files,
+every arm against the real database, the issue-5 JSON shape and sane values."""
+
+import json
+
+from bench import eval as harness
+from bench.eval_metrics import METRIC_KEYS
+
+INVOICE = '''"""Billing: invoices and their totals."""
+
+
+def parse_invoice_total(lines):
+    """Sum the amount column of an invoice's line items, in cents."""
+    total = 0
+    for line in lines:
+        total += int(line["amount_cents"])
+    return total
+
+
+def format_currency(cents):
+    return f"{cents // 100}.{cents % 100:02d} EUR"
+'''
+MAILER = '''"""Outgoing mail."""
+import smtplib
+
+
+def send_welcome_email(customer, server="localhost"):
+    """Email a greeting message to a newly registered customer over SMTP."""
+    with smtplib.SMTP(server) as smtp:
+        smtp.sendmail("shop@example.com", customer.email, "Welcome to the shop!")
+'''
+THROTTLE = '''"""Request throttling."""
+import time
+
+
+class RateLimiter:
+    """Token bucket: allow at most `rate` calls per second."""
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.tokens = rate
+        self.stamp = time.monotonic()
+
+    def allow(self):
+        now = time.monotonic()
+        self.tokens = min(self.rate, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+'''
+README = "# Shop\n\nA tiny shop backend: billing, mail and throttling.\n"
+
+FILES = {
+    "shop/billing/invoice.py": INVOICE,
+    "shop/notify/mailer.py": MAILER,
+    "shop/net/throttle.py": THROTTLE,
+    "README.md": README,
+}
+
+QUERIES = {
+    "name": "shop-4",
+    "corpus": {"repository": "example/shop"},
+    "queries": [
+        {
+            "id": "shop-sym-01",
+            "kind": "identifier",
+            "query": "parse_invoice_total",
+            "gold_files": ["shop/billing/invoice.py"],
+            "gold_symbols": [
+                {
+                    "path": "shop/billing/invoice.py",
+                    "name": "parse_invoice_total",
+                    "start_line": 4,
+                    "end_line": 9,
+                }
+            ],
+        },
+        {
+            "id": "shop-sym-02",
+            "kind": "identifier",
+            "query": "RateLimiter allow",
+            "gold_files": ["shop/net/throttle.py"],
+            # known by name only: the harness looks its lines up in the index
+            "gold_spans": {"shop/net/throttle.py": ["RateLimiter.allow"]},
+        },
+        {
+            "id": "shop-sem-01",
+            "kind": "semantic",
+            "query": "greet a newly registered customer by email",
+            "gold_files": ["shop/notify/mailer.py"],
+        },
+        {
+            "id": "shop-sem-02",
+            "kind": "semantic",
+            "query": "limit how many requests per second are accepted",
+            "gold_files": ["shop/net/throttle.py"],
+        },
+    ],
+}
+
+
+def _fraction(value):
+    return value is None or (isinstance(value, float | int) and 0 <= value <= 1)
+
+
+def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
+    root = make_repo(FILES, name="shop")
+    queries = tmp_path / "shop.json"
+    queries.write_text(json.dumps(QUERIES))
+    out = tmp_path / "out" / "shop.json"
+    details = tmp_path / "details.json"
+    argv = ["--queries", str(queries), "--repo-path", str(root), "--name", "shop"]
+    argv += ["--dsn", dsn, "--out", str(out), "--details", str(details), "--explain"]
+
+    assert harness.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "shop (tenant eval-shop): indexed" in printed
+    assert "shop-4: all 4 queries" in printed
+
+    report = json.loads(out.read_text())
+    assert set(report) == {"arms", "by_kind", "queries"}
+    assert list(report["arms"]) == list(harness.DEFAULT_ARMS)
+    assert set(report["by_kind"]) == {"identifier", "semantic"}
+    for metrics in [*report["arms"].values()] + [
+        m for kind in report["by_kind"].values() for m in kind.values()
+    ]:
+        assert set(metrics) == set(METRIC_KEYS)
+        for key in METRIC_KEYS:
+            if key != "tokens":
+                assert _fraction(metrics[key]), (key, metrics[key])
+    assert [q["id"] for q in report["queries"]] == [q["id"] for q in QUERIES["queries"]]
+    for q in report["queries"]:
+        assert set(q["first_hit_rank"]) == set(harness.DEFAULT_ARMS)
+        assert all(r is None or r >= 1 for r in q["first_hit_rank"].values())
+
+    ranks = {q["id"]: q["first_hit_rank"] for q in report["queries"]}
+    # an exact identifier is found first by BM25 alone, and by the full pipeline
+    assert ranks["shop-sym-01"]["lexical"] == 1
+    assert ranks["shop-sym-01"]["hybrid"] == 1
+    assert ranks["shop-sym-01"]["pack"] == 1
+    assert ranks["shop-sym-02"]["lexical"] == 1
+    lexical = report["by_kind"]["identifier"]["lexical"]
+    assert lexical["r1"] == 1.0 and lexical["mrr"] == 1.0 and lexical["symbol_r5"] == 1.0
+    # the peer is file-level only; only pack has context recall and tokens
+    assert report["arms"]["peer"]["symbol_r5"] is None
+    pack = report["arms"]["pack"]
+    assert pack["context_recall"] is not None and pack["context_recall"] > 0
+    assert 0 < pack["tokens"] <= 4000
+    assert report["arms"]["hybrid"]["context_recall"] is None
+    assert report["arms"]["hybrid"]["tokens"] is None
+    # a four-file repository: every arm that ranks files finds each gold file in the top 10
+    for arm in ("lexical", "dense", "hybrid"):
+        assert report["arms"][arm]["r10"] == 1.0, arm
+
+    info = json.loads(details.read_text())["queries"]["shop-sym-01"]
+    assert info["arms"]["pack"]["packed"]
+    assert info["arms"]["lexical"]["files"][0] == "shop/billing/invoice.py"
+
+    # a rerun finds the repository indexed at that commit and goes straight to the queries
+    assert harness.main(argv) == 0
+    assert "shop (tenant eval-shop): already indexed" in capsys.readouterr().out
+    assert json.loads(out.read_text())["arms"]["lexical"] == report["arms"]["lexical"]
