@@ -19,6 +19,11 @@ app = typer.Typer(
 err = Console(stderr=True, soft_wrap=True)
 
 
+def _stdout() -> Console:
+    """Tables on stdout; piped output gets a wide page instead of squeezed columns."""
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
 @app.callback()
 def _root() -> None:
     """codesift: a code-context engine for coding agents that lives inside PostgreSQL."""
@@ -139,7 +144,7 @@ def status(
             str(r.edges),
             str(r.embedding_backlog),
         )
-    Console().print(table)
+    _stdout().print(table)
 
 
 @app.command()
@@ -196,7 +201,7 @@ def ask(
                         r[5],
                         *(str(x) if x is not None else "" for x in r[6:]),
                     )
-                Console().print(table)
+                _stdout().print(table)
                 return
             text = conn.execute(
                 "select codesift.pack_context_text(%s, repo => %s, token_budget => %s)",

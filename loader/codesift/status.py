@@ -59,6 +59,13 @@ def repository_status(
         head = None
         if origin and Path(origin).is_dir():
             head = git.head_commit(Path(origin))
+        if head and commit and head != commit:
+            # remembered, so that pack_context can warn every client that this index is behind
+            conn.execute(
+                "update codesift.repositories set head_commit = %s, head_seen_at = now()"
+                " where id = %s and head_commit is distinct from %s",
+                (head, row[0], head),
+            )
         result.append(
             RepositoryStatus(
                 tenant_name,

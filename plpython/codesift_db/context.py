@@ -23,6 +23,9 @@ RRF_K = 60
 SYMBOL_DEPTH = 100  # rows taken from each symbol leg
 FILE_DEPTH = 40  # rows taken from each file leg
 GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
+# a file reached only through the graph (no search leg found it) is context, not an answer:
+# it ranks below the hits its hop decay would otherwise tie it with
+NEIGHBOUR_WEIGHT = 0.7
 FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
 SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
 MAX_BUDGET = 200_000
@@ -425,7 +428,7 @@ TEST_PATH = re.compile(
     r"|\.(test|spec)\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
 )
 CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
-TEST_PRIOR = 0.8
+TEST_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.6
 
 
@@ -485,7 +488,7 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
             "lexical_score": None,
             "dense_distance": None,
             "recency": 1.0,
-            "score": score,
+            "score": score * NEIGHBOUR_WEIGHT,
             **graph,
         }
         new_keys.append(key)

@@ -1139,6 +1139,8 @@ def leading_comment(lines: list[str], start_line: int) -> str:
     """The contiguous comment block directly above a symbol (its doc comment), without
     the comment markers. `lines` are the file's lines; start_line is 1-based."""
     i = start_line - 2
+    if i >= 1 and not lines[i].strip() and _COMMENT_LINE.match(lines[i - 1]):
+        i -= 1  # one blank line between a doc block and its definition is common in JS
     block: list[str] = []
     while i >= 0 and len(block) < MAX_DOC_LINES and _COMMENT_LINE.match(lines[i]):
         block.append(lines[i])

@@ -332,3 +332,6 @@ def test_status_reports_stale_heads(db, dsn, make_repo):
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if "repo" in line and "default" in line)
     assert "yes" in row  # stale: HEAD moved past the indexed commit
+    head = git(root, "rev-parse", "HEAD").strip()
+    # remembered, so that pack_context warns every client that the index is behind
+    assert db.execute("select head_commit from repositories").fetchone()[0] == head
