@@ -25,6 +25,8 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .symbols import GRAMMARS
+
 __all__ = [
     "MAX_PARSE_BYTES",
     "extract_imports",
@@ -44,15 +46,8 @@ LANGUAGES = ("python", "javascript", "typescript", "tsx", "go", "java", "rust")
 # tree-sitter plumbing
 # --------------------------------------------------------------------------------------
 
-_GRAMMARS: dict[str, tuple[str, str]] = {
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-}
+# the same grammar wheels as symbol extraction: language -> (module, language function)
+_GRAMMARS = GRAMMARS
 
 _JS_QUERY = """
 (import_statement) @import

@@ -103,7 +103,7 @@ _ALIASES = {"js": "javascript", "ts": "typescript", "c_sharp": "csharp", "c#": "
 _ALIASES.update({"py": "python", "c++": "cpp", "rb": "ruby", "md": "markdown"})
 
 # language -> (grammar module, function returning the language pointer)
-_GRAMMARS = {
+GRAMMARS = {
     "python": ("tree_sitter_python", "language"),
     "javascript": ("tree_sitter_javascript", "language"),
     "typescript": ("tree_sitter_typescript", "language_typescript"),
@@ -136,7 +136,7 @@ def _parser(language: str):
         try:
             from tree_sitter import Language, Parser
 
-            module_name, func = _GRAMMARS[language]
+            module_name, func = GRAMMARS[language]
             module = importlib.import_module(module_name)
             _PARSERS[language] = Parser(Language(getattr(module, func)()))
         except Exception:
@@ -163,7 +163,7 @@ def extract_symbols(path: str, text: str, language: str | None = None) -> list[d
         try:
             if language == "markdown":
                 symbols = _markdown_symbols(src)
-            elif language in _GRAMMARS and _parser(language) is not None:
+            elif language in GRAMMARS and _parser(language) is not None:
                 symbols = _tree_symbols(src, language)
         except (Exception, RecursionError):
             symbols = []
