@@ -8,4 +8,10 @@ if [ -z "${CODESIFT_DSN:-}" ]; then
   eval "$(scripts/db.sh start)"
 fi
 export CODESIFT_DSN
-exec .venv/bin/pytest "$@"
+status=0
+.venv/bin/pytest "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+  echo "make test: pytest collected no tests" >&2
+  exit 1
+fi
+exit "$status"
