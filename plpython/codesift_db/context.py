@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from . import diversity, identifiers, packing
+from . import diversity, packing
 
 RRF_K = 60
 SYMBOL_DEPTH = 100  # rows taken from each symbol leg
@@ -340,18 +340,27 @@ where s.id = any($1) and v.repository_id = any($2)
 order by s.id, v.path
 """
 
+# Whole-file text only for files small enough to be packed whole: a large file is split
+# into its symbols anyway, and fetching and scanning it would dominate the query's time.
 FILE_ROWS = """
-select v.repository_id, v.path, v.blob_sha, v.last_changed, b.content
+select v.repository_id, v.path, v.blob_sha, v.last_changed,
+    length(b.content) - length(replace(rtrim(b.content, e'\\n'), e'\\n', '')) + 1 as lines,
+    case when length(b.content) <= $3 then b.content end as content
 from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
 join codesift.live_files v on v.repository_id = k.repository_id and v.path = k.path
 join codesift.blobs b on b.tenant_id = v.tenant_id and b.sha = v.blob_sha
 """
+MAX_FILE_CHARS = 4 * MAX_BUDGET  # hydrate's default cap on whole-file text
+CHARS_PER_TOKEN_MAX = 8  # no code packs more characters than this into one token
 
+# A large file's symbols that could stand in for it, with how many query terms each holds
 FILE_SYMBOLS = """
-select s.id, s.qualified_name, s.kind, s.start_line, s.end_line, s.body, s.parent, s.blob_sha
+select s.id, s.qualified_name, s.kind, s.start_line, s.end_line, s.body, s.parent, s.blob_sha,
+    (select count(*) from codesift.symbol_terms t
+     where t.symbol_id = s.id and t.term = any($3)) as overlap
 from codesift.files f
 join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-where f.repository_id = $1 and f.path = $2 and f.live
+where f.repository_id = $1 and f.path = $2 and f.live and length(s.body) <= $4
 order by s.start_line
 """
 
@@ -376,8 +385,14 @@ def _symbol_item(row: dict) -> dict:
     }
 
 
-def hydrate(plpy, items: dict, repo_ids: list) -> None:
-    """Fill path, lines, text and last_changed; drop candidates that are no longer live."""
+def _file_chars(p: Params) -> int:
+    """Longest file whose whole text could still be packed whole under this budget."""
+    return int(p.token_budget * FILE_SHARE * CHARS_PER_TOKEN_MAX)
+
+
+def hydrate(plpy, items: dict, repo_ids: list, max_file_chars: int = MAX_FILE_CHARS) -> None:
+    """Fill path, lines, text and last_changed; drop candidates that are no longer live.
+    Files longer than max_file_chars get text None (they can only be split into symbols)."""
     symbol_ids = [k[1] for k in items if k[0] == "s"]
     found = set()
     if symbol_ids:
@@ -387,17 +402,20 @@ def hydrate(plpy, items: dict, repo_ids: list) -> None:
     files = [k for k in items if k[0] == "f"]
     if files:
         rows = _run(
-            plpy, FILE_ROWS, ["bigint[]", "text[]"], [[k[1] for k in files], [k[2] for k in files]]
+            plpy,
+            FILE_ROWS,
+            ["bigint[]", "text[]", "int"],
+            [[k[1] for k in files], [k[2] for k in files], max_file_chars],
         )
         for row in rows:
             key = ("f", row["repository_id"], row["path"])
-            text = row["content"].rstrip("\n")
+            text = row["content"].rstrip("\n") if row["content"] is not None else None
             items[key].update(
                 {
                     "repository_id": row["repository_id"],
                     "path": row["path"],
                     "start_line": 1,
-                    "end_line": text.count("\n") + 1,
+                    "end_line": row["lines"],
                     "symbol": None,
                     "kind": "file",
                     "blob_sha": row["blob_sha"],
@@ -494,28 +512,30 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
         new_keys.append(key)
     if new_keys:
         subset = {k: items.pop(k) for k in new_keys}
-        hydrate(plpy, subset, repo_ids)
+        hydrate(plpy, subset, repo_ids, _file_chars(p))
         items.update(subset)
 
 
 # --- 3. oversized files stand in by their best symbols --------------------------------------
 
 
-def _overlap(terms: set, text: str) -> int:
-    return len(terms & set(identifiers.identifier_terms(text[:20_000]).split()))
-
-
 def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     """Whole files over FILE_SHARE of the budget become 'expanded'; their best symbols
     (already candidates first, then by query-term overlap) take the file's score."""
     limit = budget * FILE_SHARE
-    query_terms = set(terms)
     extra: list[dict] = []
     for item in list(items.values()):
-        if item["kind"] != "file" or packing.estimate_tokens(item["text"]) <= limit:
+        if item["kind"] != "file":
+            continue
+        if item["text"] is not None and packing.estimate_tokens(item["text"]) <= limit:
             continue
         item["decision"] = "expanded:symbols"
-        rows = _run(plpy, FILE_SYMBOLS, ["bigint", "text"], [item["repository_id"], item["path"]])
+        rows = _run(
+            plpy,
+            FILE_SYMBOLS,
+            ["bigint", "text", "text[]", "int"],
+            [item["repository_id"], item["path"], terms, int(limit * CHARS_PER_TOKEN_MAX)],
+        )
         scored = []
         for row in rows:
             if row["parent"] is not None and row["kind"] in ("class", "section"):
@@ -524,7 +544,7 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
             already = items.get(key)
             if packing.estimate_tokens(row["body"]) > limit:
                 continue  # a stand-in must not eat the budget the file could not
-            overlap = _overlap(query_terms, row["body"])
+            overlap = row["overlap"]
             if already is None and overlap < 2:
                 continue
             scored.append(
@@ -578,7 +598,7 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         return {}, terms, repos
     legs = _legs(plpy, p, tenant, repo_ids, terms, vector, model)
     items = fuse(legs, p.lexical_weight, p.dense_weight)
-    hydrate(plpy, items, repo_ids)
+    hydrate(plpy, items, repo_ids, _file_chars(p))
     apply_recency(plpy, items, repo_ids, p.recency_lambda)
     return items, terms, repos
 
