@@ -355,13 +355,15 @@ CHARS_PER_TOKEN_MAX = 8  # no code packs more characters than this into one toke
 
 # A large file's symbols that could stand in for it, with how many query terms each holds
 FILE_SYMBOLS = """
-select s.id, s.qualified_name, s.kind, s.start_line, s.end_line, s.body, s.parent, s.blob_sha,
+select f.repository_id, f.path, s.id, s.qualified_name, s.kind, s.start_line, s.end_line,
+    s.body, s.parent, s.blob_sha,
     (select count(*) from codesift.symbol_terms t
      where t.symbol_id = s.id and t.term = any($3)) as overlap
-from codesift.files f
+from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
+join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
 join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-where f.repository_id = $1 and f.path = $2 and f.live and length(s.body) <= $4
-order by s.start_line
+where length(s.body) <= $4
+order by f.path, s.start_line
 """
 
 NEWEST = """
@@ -524,18 +526,30 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     (already candidates first, then by query-term overlap) take the file's score."""
     limit = budget * FILE_SHARE
     extra: list[dict] = []
-    for item in list(items.values()):
-        if item["kind"] != "file":
-            continue
-        if item["text"] is not None and packing.estimate_tokens(item["text"]) <= limit:
-            continue
+    big = [
+        item
+        for item in items.values()
+        if item["kind"] == "file"
+        and (item["text"] is None or packing.estimate_tokens(item["text"]) > limit)
+    ]
+    if not big:
+        return extra
+    by_file: dict = {}
+    for row in _run(
+        plpy,
+        FILE_SYMBOLS,
+        ["bigint[]", "text[]", "text[]", "int"],
+        [
+            [i["repository_id"] for i in big],
+            [i["path"] for i in big],
+            terms,
+            int(limit * CHARS_PER_TOKEN_MAX),
+        ],
+    ):
+        by_file.setdefault((row["repository_id"], row["path"]), []).append(row)
+    for item in big:
         item["decision"] = "expanded:symbols"
-        rows = _run(
-            plpy,
-            FILE_SYMBOLS,
-            ["bigint", "text", "text[]", "int"],
-            [item["repository_id"], item["path"], terms, int(limit * CHARS_PER_TOKEN_MAX)],
-        )
+        rows = by_file.get((item["repository_id"], item["path"]), [])
         scored = []
         for row in rows:
             if row["parent"] is not None and row["kind"] in ("class", "section"):
