@@ -174,9 +174,9 @@ def _settings(plpy) -> dict:
     return {r["key"]: r["value"] for r in plpy.execute("select key, value from codesift.settings")}
 
 
-def embed_query(plpy, text: str) -> str | None:
+def embed_query(plpy, text: str, settings: dict | None = None) -> str | None:
     """The query's vector as a pgvector literal, or None (with a NOTICE) without a model."""
-    settings = _settings(plpy)
+    settings = settings if settings is not None else _settings(plpy)
     try:
         from . import minilm
     except ImportError as exc:  # numpy or tokenizers missing on this server
@@ -207,7 +207,7 @@ def _query_vector(plpy, p: Params) -> tuple[str | None, str]:
                 sqlstate="22000",
             )
         return p.query_embedding, model
-    return embed_query(plpy, p.query[:20_000]), model
+    return embed_query(plpy, p.query[:20_000], settings), model
 
 
 # --- 1. hybrid search -----------------------------------------------------------------------
