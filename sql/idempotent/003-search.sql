@@ -62,32 +62,47 @@ create or replace function codesift.bm25_symbols(
     kinds text[], k integer, k1 double precision, b double precision
 )
 returns table (symbol_id bigint, score double precision)
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = codesift, public
-begin atomic
+as $fn$
+begin
+    -- planned per call with the real values (a function's generic plan cannot tell an
+    -- absent filter from a selective one and picks hash joins over every live file)
+    return query execute $q$
     with idf as (
-        select * from codesift.bm25_idf(bm25_symbols.tenant, 'symbol', bm25_symbols.terms)
+        select * from codesift.bm25_idf($1, 'symbol', $2)
     ),
 
     scored as (
         select
             p.symbol_id,
             sum(
-                idf.idf * p.tf * (bm25_symbols.k1 + 1)
+                idf.idf * p.tf * ($7 + 1)
                 / (
-                    p.tf + bm25_symbols.k1 * (
-                        1 - bm25_symbols.b
-                        + bm25_symbols.b * coalesce(s.term_count, 0) / greatest(idf.avgdl, 1)
+                    p.tf + $7 * (
+                        1 - $9
+                        + $9 * coalesce(s.term_count, 0) / greatest(idf.avgdl, 1)
                     )
                 )
             ) as score
         from idf
-        inner join codesift.symbol_terms as p
-            on p.tenant_id = bm25_symbols.tenant and idf.term = p.term
+        -- bounded work: the 2,000 highest term frequencies per term (exact below that
+        -- many documents per term; above it, like impact-ordered retrieval, the lowest
+        -- contributions of frequent, low-idf terms are skipped)
+        cross join
+            lateral (
+                select
+                    t.symbol_id,
+                    t.tf
+                from codesift.symbol_terms as t
+                where t.tenant_id = $1 and t.term = idf.term
+                order by t.tf desc
+                limit 2000
+            ) as p
         inner join codesift.code_symbols as s on p.symbol_id = s.id
-        where bm25_symbols.kinds is null or s.kind = any(bm25_symbols.kinds)
+        where $6 is null or s.kind = any($6)
         group by p.symbol_id
     )
 
@@ -102,13 +117,15 @@ begin atomic
             where
                 v.tenant_id = s.tenant_id
                 and v.blob_sha = s.blob_sha
-                and v.repository_id = any(bm25_symbols.repository_ids)
-                and (bm25_symbols.path_prefix is null or starts_with(v.path, bm25_symbols.path_prefix))
-                and (bm25_symbols.lang is null or v.language = bm25_symbols.lang)
+                and v.repository_id = any($3)
+                and ($4 is null or starts_with(v.path, $4))
+                and ($5 is null or v.language = $5)
         )
     order by scored.score desc, scored.symbol_id asc
-    limit bm25_symbols.k;
+    limit $8
+    $q$ using tenant, terms, repository_ids, path_prefix, lang, kinds, k1, k, b;
 end;
+$fn$;
 
 comment on function codesift.bm25_symbols(
     bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
@@ -121,32 +138,45 @@ create or replace function codesift.bm25_files(
     k integer, k1 double precision, b double precision
 )
 returns table (repository_id bigint, path text, score double precision)
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = codesift, public
-begin atomic
+as $fn$
+begin
+    -- planned per call with the real values (a function's generic plan cannot tell an
+    -- absent filter from a selective one and picks hash joins over every live file)
+    return query execute $q$
     with idf as (
-        select * from codesift.bm25_idf(bm25_files.tenant, 'file', bm25_files.terms)
+        select * from codesift.bm25_idf($1, 'file', $2)
     ),
 
     scored as (
         select
             p.blob_sha,
             sum(
-                idf.idf * p.tf * (bm25_files.k1 + 1)
+                idf.idf * p.tf * ($6 + 1)
                 / (
-                    p.tf + bm25_files.k1 * (
-                        1 - bm25_files.b
-                        + bm25_files.b * coalesce(bl.term_count, 0) / greatest(idf.avgdl, 1)
+                    p.tf + $6 * (
+                        1 - $8
+                        + $8 * coalesce(bl.term_count, 0) / greatest(idf.avgdl, 1)
                     )
                 )
             ) as score
         from idf
-        inner join codesift.blob_terms as p
-            on p.tenant_id = bm25_files.tenant and idf.term = p.term
+        -- bounded work per term, as in bm25_symbols
+        cross join
+            lateral (
+                select
+                    t.blob_sha,
+                    t.tf
+                from codesift.blob_terms as t
+                where t.tenant_id = $1 and t.term = idf.term
+                order by t.tf desc
+                limit 2000
+            ) as p
         inner join codesift.blobs as bl
-            on p.tenant_id = bl.tenant_id and p.blob_sha = bl.sha
+            on bl.tenant_id = $1 and p.blob_sha = bl.sha
         group by p.blob_sha
     )
 
@@ -156,14 +186,16 @@ begin atomic
         scored.score
     from scored
     inner join codesift.live_files as v
-        on v.tenant_id = bm25_files.tenant and scored.blob_sha = v.blob_sha
+        on v.tenant_id = $1 and scored.blob_sha = v.blob_sha
     where
-        v.repository_id = any(bm25_files.repository_ids)
-        and (bm25_files.path_prefix is null or starts_with(v.path, bm25_files.path_prefix))
-        and (bm25_files.lang is null or v.language = bm25_files.lang)
+        v.repository_id = any($3)
+        and ($4 is null or starts_with(v.path, $4))
+        and ($5 is null or v.language = $5)
     order by scored.score desc, v.path asc
-    limit bm25_files.k;
+    limit $7
+    $q$ using tenant, terms, repository_ids, path_prefix, lang, k1, k, b;
 end;
+$fn$;
 
 comment on function codesift.bm25_files(
     bigint, text[], bigint[], text, text, integer, double precision, double precision
@@ -252,44 +284,35 @@ create or replace function codesift.dense_symbols(
     lang text, kinds text[], k integer
 )
 returns table (symbol_id bigint, distance double precision)
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = codesift, public
 set "hnsw.iterative_scan" = 'relaxed_order'
 set "hnsw.ef_search" = 100
-begin atomic
-    -- the inner order by + limit is what the HNSW index serves; iterative scans keep
-    -- it going past ef_search when filters reject rows; relaxed order is re-sorted
-    select
-        d.id,
-        d.distance
-    from (
-        select
-            s.id,
-            s.embedding <=> dense_symbols.embedding as distance
-        from codesift.code_symbols as s
-        where
-            s.tenant_id = dense_symbols.tenant
-            and s.embedding_model = dense_symbols.model
-            and (dense_symbols.kinds is null or s.kind = any(dense_symbols.kinds))
-            and exists (
-                select 1 from codesift.live_files as v
-                where
-                    v.tenant_id = s.tenant_id
-                    and v.blob_sha = s.blob_sha
-                    and v.repository_id = any(dense_symbols.repository_ids)
-                    and (
-                        dense_symbols.path_prefix is null
-                        or starts_with(v.path, dense_symbols.path_prefix)
-                    )
-                    and (dense_symbols.lang is null or v.language = dense_symbols.lang)
-            )
-        order by s.embedding <=> dense_symbols.embedding
-        limit dense_symbols.k
-    ) as d
-    order by d.distance asc, d.id asc;
+as $$
+begin
+    -- Dynamic SQL with only the filters in use, planned per call with the real values:
+    -- a function's generic plan cannot tell an absent (null) filter from a selective one
+    -- and then sorts every row instead of walking the HNSW index (14 s vs 0.1 s at 1M).
+    -- The inner order by + limit is what the index serves; iterative scans keep it going
+    -- past ef_search when filters reject rows; relaxed order is re-sorted outside.
+    return query execute format(
+        'select d.id, d.distance from ('
+        '  select s.id, (s.embedding <=> $1)::double precision as distance'
+        '  from codesift.code_symbols as s'
+        '  where s.tenant_id = $2 and s.embedding_model = $3 %s'
+        '  and exists (select 1 from codesift.live_files as v'
+        '    where v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha'
+        '    and v.repository_id = any($4) %s %s)'
+        '  order by s.embedding <=> $1 limit $8'
+        ') as d order by d.distance, d.id',
+        case when kinds is not null then 'and s.kind = any($7)' else '' end,
+        case when path_prefix is not null then 'and starts_with(v.path, $5)' else '' end,
+        case when lang is not null then 'and v.language = $6' else '' end
+    ) using embedding, tenant, model, repository_ids, path_prefix, lang, kinds, k;
 end;
+$$;
 
 comment on function codesift.dense_symbols(
     bigint, vector, text, bigint[], text, text, text[], integer
@@ -302,47 +325,34 @@ create or replace function codesift.dense_files(
     lang text, k integer
 )
 returns table (repository_id bigint, path text, distance double precision)
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = codesift, public
 set "hnsw.iterative_scan" = 'relaxed_order'
 set "hnsw.ef_search" = 100
-begin atomic
-    select
-        v.repository_id,
-        v.path,
-        d.distance
-    from (
-        select
-            bl.sha,
-            bl.embedding <=> dense_files.embedding as distance
-        from codesift.blobs as bl
-        where
-            bl.tenant_id = dense_files.tenant
-            and bl.embedding_model = dense_files.model
-            and exists (
-                select 1 from codesift.live_files as v
-                where
-                    v.tenant_id = bl.tenant_id
-                    and v.blob_sha = bl.sha
-                    and v.repository_id = any(dense_files.repository_ids)
-                    and (
-                        dense_files.path_prefix is null
-                        or starts_with(v.path, dense_files.path_prefix)
-                    )
-                    and (dense_files.lang is null or v.language = dense_files.lang)
-            )
-        order by bl.embedding <=> dense_files.embedding
-        limit dense_files.k
-    ) as d
-    inner join codesift.live_files as v
-        on v.tenant_id = dense_files.tenant and d.sha = v.blob_sha
-    where
-        v.repository_id = any(dense_files.repository_ids)
-        and (dense_files.path_prefix is null or starts_with(v.path, dense_files.path_prefix))
-    order by d.distance asc, v.path asc;
+as $$
+begin
+    -- dynamic SQL planned per call, for the reason given in dense_symbols
+    return query execute format(
+        'select v.repository_id, v.path, d.distance from ('
+        '  select bl.sha, (bl.embedding <=> $1)::double precision as distance'
+        '  from codesift.blobs as bl'
+        '  where bl.tenant_id = $2 and bl.embedding_model = $3'
+        '  and exists (select 1 from codesift.live_files as v'
+        '    where v.tenant_id = bl.tenant_id and v.blob_sha = bl.sha'
+        '    and v.repository_id = any($4) %s %s)'
+        '  order by bl.embedding <=> $1 limit $7'
+        ') as d'
+        ' join codesift.live_files as v on v.tenant_id = $2 and v.blob_sha = d.sha'
+        ' where v.repository_id = any($4) %s'
+        ' order by d.distance, v.path',
+        case when path_prefix is not null then 'and starts_with(v.path, $5)' else '' end,
+        case when lang is not null then 'and v.language = $6' else '' end,
+        case when path_prefix is not null then 'and starts_with(v.path, $5)' else '' end
+    ) using embedding, tenant, model, repository_ids, path_prefix, lang, k;
 end;
+$$;
 
 comment on function codesift.dense_files(bigint, vector, text, bigint[], text, text, integer) is
 'Dense leg over files: cosine distance on the blobs'' HNSW index, live files passing filters.';
