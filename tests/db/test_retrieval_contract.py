@@ -1,0 +1,182 @@
+"""What retrieval must show: identifiers at rank 1, a paraphrase through the dense leg,
+the graph bringing an imported module and the importing test, and tenants that share a
+repository name and content never seeing each other's rows."""
+
+import psycopg
+import pytest
+from codesift.indexer import index_repository
+
+ETAG_JS = """'use strict';
+var crypto = require('crypto');
+
+/**
+ * Build the function that computes entity tags for response bodies.
+ */
+function compileETag(val) {
+  if (val === false) return undefined;
+  return function generateETag(body) {
+    return crypto.createHash('sha1').update(body).digest('base64');
+  };
+}
+
+exports.compileETag = compileETag;
+"""
+RESPONSE_JS = """'use strict';
+var etag = require('./etag');
+var res = module.exports = {};
+
+res.clearCookie = function clearCookie(name, options) {
+  var opts = Object.assign({ expires: new Date(1), path: '/' }, options);
+  return this.cookie(name, '', opts);
+};
+
+res.vary = function vary(field) {
+  this.headers.vary = field;
+  return this;
+};
+"""
+SESSION_PY = '''"""Sessions."""
+from .hashing import scramble
+
+
+def auth_v2_session_token(user_id, issued_at):
+    """The opaque token that identifies a logged-in user."""
+    return scramble(f"{user_id}:{issued_at}")
+
+
+def parse_cookie_header(header):
+    return dict(part.split("=", 1) for part in header.split("; ") if "=" in part)
+'''
+HASHING_PY = '''"""One-way functions."""
+import hashlib
+
+
+def scramble(secret: str, salt: str = "pepper") -> str:
+    """Irreversibly digest a secret with sha256 so it can be stored safely."""
+    return hashlib.sha256((salt + secret).encode()).hexdigest()
+
+
+def format_bytes(count: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if count < 1024:
+            return f"{count} {unit}"
+        count //= 1024
+    return f"{count} GB"
+'''
+TEST_SESSION_PY = """from auth.session import auth_v2_session_token
+
+
+def test_token_is_stable():
+    assert auth_v2_session_token(1, 2) == auth_v2_session_token(1, 2)
+"""
+FILES = {
+    "web/etag.js": ETAG_JS,
+    "web/response.js": RESPONSE_JS,
+    "auth/__init__.py": "",
+    "auth/session.py": SESSION_PY,
+    "auth/hashing.py": HASHING_PY,
+    "tests/test_session.py": TEST_SESSION_PY,
+}
+
+
+def _index(dsn, root, name, tenant, **kw):
+    with psycopg.connect(dsn) as conn:
+        return index_repository(conn, root, name=name, tenant=tenant, show_progress=False, **kw)
+
+
+def _tenant(db, name):
+    return db.execute("select id from tenants where name = %s", (name,)).fetchone()[0]
+
+
+@pytest.fixture
+def app_repo(db, dsn, make_repo):
+    root = make_repo(FILES, name="app")
+    _index(dsn, root, "app", "acme")
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(_tenant(db, "acme")),))
+    return root
+
+
+@pytest.mark.parametrize(
+    "query, path, symbol",
+    [
+        ("compileETag", "web/etag.js", "compileETag"),
+        ("res.clearCookie", "web/response.js", "res.clearCookie"),
+        ("auth_v2_session_token", "auth/session.py", "auth_v2_session_token"),
+        ("authV2SessionToken", "auth/session.py", "auth_v2_session_token"),
+    ],
+)
+def test_identifiers_rank_first(db, app_repo, query, path, symbol):
+    top = db.execute(
+        "select path, symbol from hybrid_search(%s, repo => 'app', k => 5)"
+        " where symbol is not null",
+        (query,),
+    ).fetchone()
+    assert top == (path, symbol)
+
+
+def test_a_paraphrase_without_shared_words_comes_through_the_dense_leg(db, app_repo):
+    query = "obscure credentials so nobody recovers them"
+    rows = (
+        db.cursor(row_factory=psycopg.rows.dict_row)
+        .execute("select path, symbol, why from hybrid_search(%s, repo => 'app', k => 3)", (query,))
+        .fetchall()
+    )
+    hit = next(r for r in rows if r["symbol"] == "scramble")
+    assert hit["why"]["dense_rank"] is not None and hit["why"]["lexical_rank"] is None
+
+
+def test_graph_brings_the_imported_module_and_the_importing_test(db, app_repo):
+    rows = db.execute(
+        "select path, graph_hop from explain_context('auth_v2_session_token', repo => 'app')"
+        " where graph_hop is not null"
+    ).fetchall()
+    hops = dict(rows)
+    assert hops.get("auth/hashing.py") == 1  # what the hit imports
+    assert hops.get("tests/test_session.py") == 1  # the test that imports the hit
+
+
+def test_tenants_sharing_a_repository_name_and_content_stay_apart(
+    db, dsn, make_repo, app_repo, app_connect
+):
+    acme = _tenant(db, "acme")
+    conn = app_connect(acme)
+    before = conn.execute(
+        "select path, symbol, score from hybrid_search('session token scramble', repo => 'app')"
+    ).fetchall()
+    # globex indexes a repository with the same name and the same files, plus its own
+    other = make_repo(
+        {
+            **FILES,
+            "auth/globex_vault.py": "from auth.session import auth_v2_session_token\n\n\n"
+            "def globex_vault_unlock(user):\n    return auth_v2_session_token(user, 0)\n",
+        },
+        name="globex-app",
+    )
+    _index(dsn, other, "app", "globex")
+    globex_only = {"auth/globex_vault.py"}
+    queries = [
+        "select path from pack_context('globex_vault_unlock session token', repo => 'app')",
+        "select path from explain_context('globex_vault_unlock session token', repo => 'app')",
+        "select path from hybrid_search('globex_vault_unlock', repo => 'app')",
+        "select path from pack_context('globex_vault_unlock')",
+    ]
+    for sql in queries:
+        paths = {p for (p,) in conn.execute(sql).fetchall()}
+        assert not paths & globex_only, sql
+    # graph edges: in globex, auth/session.py is imported by the vault; never in acme's walk
+    walked = {
+        p
+        for (p,) in conn.execute(
+            "select path from explain_context('auth_v2_session_token', repo => 'app')"
+            " where graph_hop is not null"
+        ).fetchall()
+    }
+    assert "auth/globex_vault.py" not in walked
+    # BM25 statistics: acme's scores are exactly what they were before globex arrived
+    after = conn.execute(
+        "select path, symbol, score from hybrid_search('session token scramble', repo => 'app')"
+    ).fetchall()
+    assert after == before
+    assert conn.execute("select count(*) from term_stats where term = 'globex'").fetchone()[0] == 0
+    assert conn.execute("select count(*) from repositories").fetchone()[0] == 1
+    assert db.execute("select count(*) from repositories where name = 'app'").fetchone()[0] == 2
