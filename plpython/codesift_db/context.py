@@ -28,6 +28,11 @@ GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
 NEIGHBOUR_WEIGHT = 0.7
 FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
 SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
+# oversized files split into stand-ins, best first: a 4,000-token pack holds a dozen or two
+# items, and each split reads every symbol of the file
+SPLIT_FILES = 12
+EXPANDED = "expanded:symbols"  # an oversized file replaced by its best symbols
+TOO_BIG = "not_packed:too_big"  # an oversized file ranked below the SPLIT_FILES split ones
 MAX_BUDGET = 200_000
 INVALID = "22023"  # invalid_parameter_value
 
@@ -340,35 +345,43 @@ where s.id = any($1) and v.repository_id = any($2)
 order by s.id, v.path
 """
 
-# Whole-file text only for files small enough to be packed whole: a large file is split
-# into its symbols anyway, and fetching and scanning it would dominate the query's time.
+# Whole-file text only for files small enough to be packed whole (size is in bytes, so
+# never fewer than the characters): a large file is split into its symbols anyway, and
+# reading it would dominate the query's time. The line count is stored at extraction.
 FILE_ROWS = """
-select v.repository_id, v.path, v.blob_sha, v.last_changed,
-    length(b.content) - length(replace(rtrim(b.content, e'\\n'), e'\\n', '')) + 1 as lines,
-    case when length(b.content) <= $3 then b.content end as content
+select f.repository_id, f.path, f.blob_sha, f.last_changed, b.line_count as lines,
+    case when b.size <= $3 then b.content end as content
 from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
-join codesift.live_files v on v.repository_id = k.repository_id and v.path = k.path
-join codesift.blobs b on b.tenant_id = v.tenant_id and b.sha = v.blob_sha
+join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
+join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
 """
 MAX_FILE_CHARS = 4 * MAX_BUDGET  # hydrate's default cap on whole-file text
 CHARS_PER_TOKEN_MAX = 8  # no code packs more characters than this into one token
 
-# A large file's symbols that could stand in for it, with how many query terms each holds
+# The symbols of large files that could stand in for them: small enough ($4 characters),
+# not a container of other symbols, and either already a candidate ($5) or holding at
+# least two query terms ($3; a symbol's lexemes are its BM25 terms)
 FILE_SYMBOLS = """
 select f.repository_id, f.path, s.id, s.qualified_name, s.kind, s.start_line, s.end_line,
-    s.body, s.parent, s.blob_sha,
-    (select count(*) from codesift.symbol_terms t
-     where t.symbol_id = s.id and t.term = any($3)) as overlap
+    s.body, s.parent, s.blob_sha, o.overlap
 from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
 join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
 join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
+cross join lateral (
+    select count(*) as overlap from unnest(s.lexemes) u where u.lexeme = any($3)
+) o
 where length(s.body) <= $4
+    and not (s.parent is not null and s.kind in ('class', 'section'))
+    and (o.overlap >= 2 or s.id = any($5))
 order by f.path, s.start_line
 """
 
+# the newest change among each repository's live files: one probe of files_live_changed
 NEWEST = """
-select repository_id, max(last_changed) as newest from codesift.files
-where live and repository_id = any($1) group by repository_id
+select r.id as repository_id,
+    (select max(f.last_changed) from codesift.files f
+     where f.repository_id = r.id and f.live) as newest
+from unnest($1::bigint[]) as r(id)
 """
 
 
@@ -521,46 +534,48 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
 # --- 3. oversized files stand in by their best symbols --------------------------------------
 
 
+def _too_big(item: dict, limit: float) -> bool:
+    return item["text"] is None or packing.estimate_tokens(item["text"]) > limit
+
+
 def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
-    """Whole files over FILE_SHARE of the budget become 'expanded'; their best symbols
-    (already candidates first, then by query-term overlap) take the file's score."""
+    """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
+    SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, then
+    by query-term overlap) taking the file's score; the others are 'not_packed:too_big'."""
     limit = budget * FILE_SHARE
     extra: list[dict] = []
-    big = [
-        item
-        for item in items.values()
-        if item["kind"] == "file"
-        and (item["text"] is None or packing.estimate_tokens(item["text"]) > limit)
-    ]
+    big = sorted(
+        (item for item in items.values() if item["kind"] == "file" and _too_big(item, limit)),
+        key=lambda i: -i["score"],
+    )
+    for item in big[SPLIT_FILES:]:
+        item["decision"] = TOO_BIG
+    big = big[:SPLIT_FILES]
     if not big:
         return extra
     by_file: dict = {}
     for row in _run(
         plpy,
         FILE_SYMBOLS,
-        ["bigint[]", "text[]", "text[]", "int"],
+        ["bigint[]", "text[]", "text[]", "int", "bigint[]"],
         [
             [i["repository_id"] for i in big],
             [i["path"] for i in big],
             terms,
             int(limit * CHARS_PER_TOKEN_MAX),
+            [k[1] for k in items if k[0] == "s"],
         ],
     ):
         by_file.setdefault((row["repository_id"], row["path"]), []).append(row)
     for item in big:
-        item["decision"] = "expanded:symbols"
+        item["decision"] = EXPANDED
         rows = by_file.get((item["repository_id"], item["path"]), [])
         scored = []
         for row in rows:
-            if row["parent"] is not None and row["kind"] in ("class", "section"):
-                continue
-            key = ("s", row["id"])
-            already = items.get(key)
+            already = items.get(("s", row["id"]))
             if packing.estimate_tokens(row["body"]) > limit:
                 continue  # a stand-in must not eat the budget the file could not
             overlap = row["overlap"]
-            if already is None and overlap < 2:
-                continue
             scored.append(
                 ((already is not None, already and already["score"], overlap), row, already)
             )
@@ -632,8 +647,8 @@ def run(plpy, p: Params) -> list[dict]:
         item["id"] = ":".join(str(x) for x in item["key"])
         item["repository"] = repo["name"]
         item["indexed_commit"] = repo["indexed_commit"]
-    candidates = [i for i in ordered if i.get("decision") != "expanded:symbols"]
-    expanded = [i for i in ordered if i.get("decision") == "expanded:symbols"]
+    candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
+    expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
     pruned = diversity.prune(candidates, p.jaccard_threshold)
     packed = packing.pack(pruned, p.token_budget)
     for item in expanded:

@@ -56,8 +56,9 @@ from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::in
 
 UPDATE_LEXEMES = """
 update codesift.blobs b set lexemes = to_tsvector('simple', t.terms),
-    term_count = t.term_count
-from unnest($1::bigint[], $2::text[], $3::text[], $4::int[]) as t(tenant_id, sha, terms, term_count)
+    term_count = t.term_count, line_count = t.line_count
+from unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::int[])
+    as t(tenant_id, sha, terms, term_count, line_count)
 where b.tenant_id = t.tenant_id and b.sha = t.sha
 """
 
@@ -81,18 +82,45 @@ TYPES_IMPORTS = ["bigint[]", "text[]", "text[]", "text[]", "text[]", "int[]"]
 
 
 # BM25 postings derived from the lexemes just written: a lexeme's position
-# count is its term frequency. Then the tenant's term and corpus statistics.
+# count is its term frequency; each posting also carries its document's length
+# and its impact (codesift.bm25_impact, the order postings are read in) at the
+# tenant's average document length so far (this batch's own for a first one).
+# Then the tenant's term and corpus statistics.
 POSTINGS = """
-with new_symbols as (
-    insert into codesift.symbol_terms (tenant_id, symbol_id, term, tf)
-    select s.tenant_id, s.id, u.lexeme, coalesce(array_length(u.positions, 1), 1)
-    from codesift.code_symbols s, unnest(s.lexemes) u
+with avgdl as (
+    select
+        coalesce(
+            (select c.total_terms::float8 / nullif(c.docs, 0) from codesift.corpus_stats c
+             where c.tenant_id = $1 and c.tier = 'symbol'),
+            (select avg(s.term_count) from codesift.code_symbols s
+             where s.tenant_id = $1 and s.blob_sha = any($2))
+        ) as symbol,
+        coalesce(
+            (select c.total_terms::float8 / nullif(c.docs, 0) from codesift.corpus_stats c
+             where c.tenant_id = $1 and c.tier = 'file'),
+            (select avg(b.term_count) from codesift.blobs b
+             where b.tenant_id = $1 and b.sha = any($2))
+        ) as file
+), new_symbols as (
+    insert into codesift.symbol_terms (tenant_id, symbol_id, term, tf, dl, impact)
+    select s.tenant_id, s.id, u.lexeme, u.tf, coalesce(s.term_count, 0),
+        codesift.bm25_impact(u.tf, s.term_count, a.symbol)
+    from codesift.code_symbols s
+    cross join lateral (
+        select lexeme, coalesce(array_length(positions, 1), 1) as tf from unnest(s.lexemes)
+    ) u
+    cross join avgdl a
     where s.tenant_id = $1 and s.blob_sha = any($2)
     returning tenant_id, symbol_id, term, tf
 ), new_blobs as (
-    insert into codesift.blob_terms (tenant_id, blob_sha, term, tf)
-    select b.tenant_id, b.sha, u.lexeme, coalesce(array_length(u.positions, 1), 1)
-    from codesift.blobs b, unnest(b.lexemes) u
+    insert into codesift.blob_terms (tenant_id, blob_sha, term, tf, dl, impact)
+    select b.tenant_id, b.sha, u.lexeme, u.tf, coalesce(b.term_count, 0),
+        codesift.bm25_impact(u.tf, b.term_count, a.file)
+    from codesift.blobs b
+    cross join lateral (
+        select lexeme, coalesce(array_length(positions, 1), 1) as tf from unnest(b.lexemes)
+    ) u
+    cross join avgdl a
     where b.tenant_id = $1 and b.sha = any($2)
     returning tenant_id, blob_sha, term, tf
 ), df as (
@@ -135,7 +163,7 @@ def on_blobs_inserted(plpy) -> None:
     rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
     sym_cols: list[list] = [[] for _ in range(14)]
     imp_cols: list[list] = [[] for _ in range(6)]
-    lex_cols: list[list] = [[], [], [], []]
+    lex_cols: list[list] = [[], [], [], [], []]
     for row in rows:
         tenant, sha, language = row["tenant_id"], row["sha"], row["language"]
         content, path = row["content"], row["path_hint"] or ""
@@ -173,12 +201,14 @@ def on_blobs_inserted(plpy) -> None:
         terms = path_terms + " " + identifiers.identifier_terms(content)
         lex_cols[2].append(terms)
         lex_cols[3].append(len(terms.split()))
+        # the end line of the file as a whole-file item (trailing newlines end no line)
+        lex_cols[4].append(content.rstrip("\n").count("\n") + 1)
     if sym_cols[0]:
         plpy.execute(_plan(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
     if imp_cols[0]:
         plpy.execute(_plan(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
     if lex_cols[0]:
-        plan = _plan(plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]", "int[]"])
+        plan = _plan(plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]", "int[]", "int[]"])
         plpy.execute(plan, lex_cols)
         # one tenant per statement in practice; grouped so that any insert is right
         for tenant in sorted(set(lex_cols[0])):

@@ -1,7 +1,10 @@
--- Retrieval legs as SQL functions: BM25 and ts_rank_cd lexical legs and the
--- HNSW dense leg, each over symbols and over files, and the import-graph walk.
+-- Retrieval legs as SQL functions: the ts_rank_cd lexical legs and the HNSW
+-- dense leg, each over symbols and over files, and the import-graph walk (the
+-- BM25 legs are in 005-bm25.sql).
 -- Every leg takes the same filters (repositories, path prefix, language,
 -- symbol kinds) and applies them before its top-k, so filters never starve it.
+-- JIT is off in every function: the planner's row estimates for set-returning
+-- functions make it compile the legs' millisecond queries for 100+ ms.
 
 -- Files live at their repository's indexed head, with what filters need.
 create or replace view codesift.live_files
@@ -26,6 +29,7 @@ language plpython3u
 immutable strict parallel safe
 security invoker
 set search_path = codesift, public
+set jit = off
 as $$
 from codesift_db.identifiers import query_terms
 return query_terms(query)
@@ -33,174 +37,6 @@ $$;
 
 comment on function codesift.query_terms(text) is
 'Identifier-split, stopword-free terms of a question for an OR lexical query; never raises.';
-
-create or replace function codesift.bm25_idf(tenant bigint, tier text, terms text[])
-returns table (term text, idf double precision, avgdl double precision)
-language sql
-stable
-security invoker
-set search_path = codesift, public
-begin atomic
-    select
-        t.term,
-        ln(1 + (c.docs - t.df + 0.5) / (t.df + 0.5)) as idf,
-        c.total_terms::double precision / greatest(c.docs, 1) as avgdl
-    from codesift.corpus_stats as c
-    inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
-    where
-        c.tenant_id = bm25_idf.tenant
-        and c.tier = bm25_idf.tier
-        and t.term = any(bm25_idf.terms);
-end;
-
-comment on function codesift.bm25_idf(bigint, text, text[]) is
-'BM25 inverse document frequency of each term in a tenant''s tier (symbol or file), and the '
-'tier''s average document length, from the statistics the extraction trigger keeps.';
-
-create or replace function codesift.bm25_symbols(
-    tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
-    kinds text[], k integer, k1 double precision, b double precision
-)
-returns table (symbol_id bigint, score double precision)
-language plpgsql
-stable
-security invoker
-set search_path = codesift, public
-as $fn$
-begin
-    -- planned per call with the real values (a function's generic plan cannot tell an
-    -- absent filter from a selective one and picks hash joins over every live file)
-    return query execute $q$
-    with idf as (
-        select * from codesift.bm25_idf($1, 'symbol', $2)
-    ),
-
-    scored as (
-        select
-            p.symbol_id,
-            sum(
-                idf.idf * p.tf * ($7 + 1)
-                / (
-                    p.tf + $7 * (
-                        1 - $9
-                        + $9 * coalesce(s.term_count, 0) / greatest(idf.avgdl, 1)
-                    )
-                )
-            ) as score
-        from idf
-        -- bounded work: the 2,000 highest term frequencies per term (exact below that
-        -- many documents per term; above it, like impact-ordered retrieval, the lowest
-        -- contributions of frequent, low-idf terms are skipped)
-        cross join
-            lateral (
-                select
-                    t.symbol_id,
-                    t.tf
-                from codesift.symbol_terms as t
-                where t.tenant_id = $1 and t.term = idf.term
-                order by t.tf desc
-                limit 2000
-            ) as p
-        inner join codesift.code_symbols as s on p.symbol_id = s.id
-        where $6 is null or s.kind = any($6)
-        group by p.symbol_id
-    )
-
-    select
-        scored.symbol_id,
-        scored.score
-    from scored
-    inner join codesift.code_symbols as s on scored.symbol_id = s.id
-    where
-        exists (
-            select 1 from codesift.live_files as v
-            where
-                v.tenant_id = s.tenant_id
-                and v.blob_sha = s.blob_sha
-                and v.repository_id = any($3)
-                and ($4 is null or starts_with(v.path, $4))
-                and ($5 is null or v.language = $5)
-        )
-    order by scored.score desc, scored.symbol_id asc
-    limit $8
-    $q$ using tenant, terms, repository_ids, path_prefix, lang, kinds, k1, k, b;
-end;
-$fn$;
-
-comment on function codesift.bm25_symbols(
-    bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
-) is
-'Lexical leg over symbols: Okapi BM25 (k1, b) with idf from the tenant''s term statistics, '
-'OR semantics over the terms; top k live symbols passing the filters.';
-
-create or replace function codesift.bm25_files(
-    tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
-    k integer, k1 double precision, b double precision
-)
-returns table (repository_id bigint, path text, score double precision)
-language plpgsql
-stable
-security invoker
-set search_path = codesift, public
-as $fn$
-begin
-    -- planned per call with the real values (a function's generic plan cannot tell an
-    -- absent filter from a selective one and picks hash joins over every live file)
-    return query execute $q$
-    with idf as (
-        select * from codesift.bm25_idf($1, 'file', $2)
-    ),
-
-    scored as (
-        select
-            p.blob_sha,
-            sum(
-                idf.idf * p.tf * ($6 + 1)
-                / (
-                    p.tf + $6 * (
-                        1 - $8
-                        + $8 * coalesce(bl.term_count, 0) / greatest(idf.avgdl, 1)
-                    )
-                )
-            ) as score
-        from idf
-        -- bounded work per term, as in bm25_symbols
-        cross join
-            lateral (
-                select
-                    t.blob_sha,
-                    t.tf
-                from codesift.blob_terms as t
-                where t.tenant_id = $1 and t.term = idf.term
-                order by t.tf desc
-                limit 2000
-            ) as p
-        inner join codesift.blobs as bl
-            on bl.tenant_id = $1 and p.blob_sha = bl.sha
-        group by p.blob_sha
-    )
-
-    select
-        v.repository_id,
-        v.path,
-        scored.score
-    from scored
-    inner join codesift.live_files as v
-        on v.tenant_id = $1 and scored.blob_sha = v.blob_sha
-    where
-        v.repository_id = any($3)
-        and ($4 is null or starts_with(v.path, $4))
-        and ($5 is null or v.language = $5)
-    order by scored.score desc, v.path asc
-    limit $7
-    $q$ using tenant, terms, repository_ids, path_prefix, lang, k1, k, b;
-end;
-$fn$;
-
-comment on function codesift.bm25_files(
-    bigint, text[], bigint[], text, text, integer, double precision, double precision
-) is
-'Lexical leg over files: Okapi BM25 over whole-file content and path terms; top k live files.';
 
 create or replace function codesift.tsrank_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
@@ -211,6 +47,7 @@ language sql
 stable
 security invoker
 set search_path = codesift, public
+set jit = off
 begin atomic
     select
         s.id,
@@ -254,6 +91,7 @@ language sql
 stable
 security invoker
 set search_path = codesift, public
+set jit = off
 begin atomic
     select
         f.repository_id,
@@ -288,6 +126,7 @@ language plpgsql
 stable
 security invoker
 set search_path = codesift, public
+set jit = off
 set "hnsw.iterative_scan" = 'relaxed_order'
 set "hnsw.ef_search" = 100
 as $$
@@ -329,6 +168,7 @@ language plpgsql
 stable
 security invoker
 set search_path = codesift, public
+set jit = off
 set "hnsw.iterative_scan" = 'relaxed_order'
 set "hnsw.ef_search" = 100
 as $$
@@ -368,6 +208,7 @@ language sql
 stable
 security invoker
 set search_path = codesift, public
+set jit = off
 begin atomic
     -- both directions: what a file imports, and what imports it (tests included);
     -- a path is never revisited on a walk, and each node follows at most fanout edges
@@ -418,8 +259,15 @@ begin atomic
         walk.factor,
         walk.via
     from walk
-    inner join codesift.files as f
-        on walk.repository_id = f.repository_id and walk.path = f.path and f.live
+    -- a probe per reached path (a join is planned as a hash of every file)
+    cross join
+        lateral (
+            select 1 as live
+            from codesift.files as f
+            where f.repository_id = walk.repository_id and f.path = walk.path and f.live
+            order by f.path
+            limit 1
+        ) as f
     where walk.hop > 0
     order by walk.repository_id, walk.path, walk.hop;
 end;

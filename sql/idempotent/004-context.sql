@@ -9,6 +9,7 @@ language plpython3u
 volatile strict
 security invoker
 set search_path = codesift, public
+set jit = off
 as $$
 from codesift_db.context import embed_query
 return embed_query(plpy, query)
@@ -40,6 +41,7 @@ language plpython3u
 volatile
 security invoker
 set search_path = codesift, public
+set jit = off
 as $$
 from codesift_db.context import Params, search_rows
 return search_rows(plpy, Params(query, repo, 1, path_prefix, language, kinds, query_embedding,
@@ -78,6 +80,7 @@ language plpython3u
 volatile
 security invoker
 set search_path = codesift, public
+set jit = off
 as $$
 from codesift_db.context import Params, pack_rows
 return pack_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,
@@ -106,6 +109,7 @@ language sql
 volatile
 security invoker
 set search_path = codesift, public
+set jit = off
 begin atomic
     select coalesce(string_agg(p.text, e'\n\n' order by p.rank), '')
     from codesift.pack_context(
@@ -150,6 +154,7 @@ language plpython3u
 volatile
 security invoker
 set search_path = codesift, public
+set jit = off
 as $$
 from codesift_db.context import Params, explain_rows
 return explain_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,

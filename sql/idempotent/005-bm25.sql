@@ -1,0 +1,259 @@
+-- The BM25 lexical legs, over symbols and over files: Okapi BM25 with idf and
+-- average document length from the tenant's statistics (kept by the extraction
+-- trigger), OR semantics over the query's terms. They take the same filters as
+-- the other legs (003-search.sql) and, like them, run with JIT off.
+
+create or replace function codesift.bm25_idf(tenant bigint, tier text, terms text[])
+returns table (term text, idf double precision, avgdl double precision)
+language sql
+stable
+rows 10
+security invoker
+set search_path = codesift, public
+set jit = off
+begin atomic
+    select
+        t.term,
+        ln(1 + (c.docs - t.df + 0.5) / (t.df + 0.5)) as idf,
+        c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+    from codesift.corpus_stats as c
+    inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+    where
+        c.tenant_id = bm25_idf.tenant
+        and c.tier = bm25_idf.tier
+        and t.term = any(bm25_idf.terms);
+end;
+
+comment on function codesift.bm25_idf(bigint, text, text[]) is
+'BM25 inverse document frequency of each term in a tenant''s tier (symbol or file), and the '
+'tier''s average document length, from the statistics the extraction trigger keeps.';
+
+create or replace function codesift.bm25_symbols(
+    tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
+    kinds text[], k integer, k1 double precision, b double precision
+)
+returns table (symbol_id bigint, score double precision)
+language plpgsql
+stable
+security invoker
+set search_path = codesift, public
+set jit = off
+as $fn$
+declare
+    -- postings read per term, best impact first (setting codesift.bm25_depth, 2,000 by
+    -- default), and how many of the best-scored documents are checked against the
+    -- filters; both grow 8x while fewer than k pass and reading more could find others
+    -- (like an iterative index scan)
+    depth integer := coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '2000');
+    pool integer := greatest(4 * k, 400);
+    most_postings bigint;
+    scored bigint;
+    ids bigint[];
+    scores double precision[];
+begin
+    select coalesce(max(t.df), 0) into most_postings
+    from codesift.term_stats as t
+    where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
+    loop
+        -- planned per call with the real values and only the filters in use (a generic
+        -- plan cannot tell an absent filter from a selective one)
+        execute format(
+            $q$
+            with idf as (
+                select * from codesift.bm25_idf($1, 'symbol', $2)
+            ),
+
+            summed as (
+                select
+                    p.symbol_id,
+                    sum(
+                        idf.idf * p.tf * ($7 + 1)
+                        / (p.tf + $7 * (1 - $9 + $9 * p.dl / greatest(idf.avgdl, 1)))
+                    ) as score
+                from idf
+                cross join
+                    lateral (
+                        select
+                            t.symbol_id,
+                            t.tf,
+                            t.dl
+                        from codesift.symbol_terms as t
+                        where t.tenant_id = $1 and t.term = idf.term
+                        order by t.impact desc
+                        limit $10
+                    ) as p
+                group by p.symbol_id
+            ),
+
+            best as (
+                select
+                    summed.symbol_id,
+                    summed.score
+                from summed
+                order by summed.score desc, summed.symbol_id asc
+                limit $11
+            ),
+
+            passing as (
+                select
+                    best.symbol_id,
+                    best.score
+                from best
+                inner join codesift.code_symbols as s on best.symbol_id = s.id
+                where
+                    true %s
+                    and exists (
+                        select 1 from codesift.files as f %s
+                        where
+                            f.tenant_id = s.tenant_id
+                            and f.blob_sha = s.blob_sha
+                            and f.live
+                            and f.repository_id = any($3) %s
+                    )
+                order by best.score desc, best.symbol_id asc
+                limit $8
+            )
+
+            select
+                (select count(*) from summed),
+                array_agg(passing.symbol_id order by passing.score desc, passing.symbol_id),
+                array_agg(passing.score order by passing.score desc, passing.symbol_id)
+            from passing
+            $q$,
+            case when kinds is not null then 'and s.kind = any($6)' else '' end,
+            case
+                when lang is not null
+                    then 'inner join codesift.blobs as bl'
+                    || ' on bl.tenant_id = f.tenant_id and bl.sha = f.blob_sha'
+                else ''
+            end,
+            case when path_prefix is not null then 'and starts_with(f.path, $4)' else '' end
+            || case when lang is not null then ' and bl.language = $5' else '' end
+        ) into scored, ids, scores
+        using tenant, terms, repository_ids, path_prefix, lang, kinds, k1, k, b, depth, pool;
+        exit when
+            coalesce(cardinality(ids), 0) >= k
+            or (depth >= most_postings and coalesce(scored, 0) <= pool);
+        depth := depth * 8;
+        pool := pool * 8;
+    end loop;
+    return query select u.id, u.score from unnest(ids, scores) as u (id, score);
+end;
+$fn$;
+
+comment on function codesift.bm25_symbols(
+    bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
+) is
+'Lexical leg over symbols: Okapi BM25 (k1, b) with idf from the tenant''s term statistics, '
+'OR semantics over the terms; top k live symbols passing the filters. Reads each term''s '
+'postings best impact first and more of them only while fewer than k pass the filters.';
+
+create or replace function codesift.bm25_files(
+    tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
+    k integer, k1 double precision, b double precision
+)
+returns table (repository_id bigint, path text, score double precision)
+language plpgsql
+stable
+security invoker
+set search_path = codesift, public
+set jit = off
+as $fn$
+declare
+    -- as in bm25_symbols: bounded reading, grown while fewer than k files pass
+    depth integer := coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '2000');
+    pool integer := greatest(4 * k, 400);
+    most_postings bigint;
+    scored bigint;
+    repos bigint[];
+    paths text[];
+    scores double precision[];
+begin
+    select coalesce(max(t.df), 0) into most_postings
+    from codesift.term_stats as t
+    where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
+    loop
+        execute format(
+            $q$
+            with idf as (
+                select * from codesift.bm25_idf($1, 'file', $2)
+            ),
+
+            summed as (
+                select
+                    p.blob_sha,
+                    sum(
+                        idf.idf * p.tf * ($6 + 1)
+                        / (p.tf + $6 * (1 - $8 + $8 * p.dl / greatest(idf.avgdl, 1)))
+                    ) as score
+                from idf
+                cross join
+                    lateral (
+                        select
+                            t.blob_sha,
+                            t.tf,
+                            t.dl
+                        from codesift.blob_terms as t
+                        where t.tenant_id = $1 and t.term = idf.term
+                        order by t.impact desc
+                        limit $9
+                    ) as p
+                group by p.blob_sha
+            ),
+
+            best as (
+                select
+                    summed.blob_sha,
+                    summed.score
+                from summed
+                order by summed.score desc, summed.blob_sha asc
+                limit $10
+            ),
+
+            passing as (
+                select
+                    f.repository_id,
+                    f.path,
+                    best.score
+                from best
+                inner join codesift.files as f
+                    on f.tenant_id = $1 and best.blob_sha = f.blob_sha %s
+                where f.live and f.repository_id = any($3) %s
+                order by best.score desc, f.path asc
+                limit $7
+            )
+
+            select
+                (select count(*) from summed),
+                array_agg(passing.repository_id order by passing.score desc, passing.path),
+                array_agg(passing.path order by passing.score desc, passing.path),
+                array_agg(passing.score order by passing.score desc, passing.path)
+            from passing
+            $q$,
+            case
+                when lang is not null
+                    then 'inner join codesift.blobs as bl'
+                    || ' on bl.tenant_id = f.tenant_id and bl.sha = f.blob_sha'
+                else ''
+            end,
+            case when path_prefix is not null then 'and starts_with(f.path, $4)' else '' end
+            || case when lang is not null then ' and bl.language = $5' else '' end
+        ) into scored, repos, paths, scores
+        using tenant, terms, repository_ids, path_prefix, lang, k1, k, b, depth, pool;
+        exit when
+            coalesce(cardinality(paths), 0) >= k
+            or (depth >= most_postings and coalesce(scored, 0) <= pool);
+        depth := depth * 8;
+        pool := pool * 8;
+    end loop;
+    return query
+    select u.repository_id, u.path, u.score
+    from unnest(repos, paths, scores) as u (repository_id, path, score);
+end;
+$fn$;
+
+comment on function codesift.bm25_files(
+    bigint, text[], bigint[], text, text, integer, double precision, double precision
+) is
+'Lexical leg over files: Okapi BM25 over whole-file content and path terms; top k live '
+'files, read best impact first as in bm25_symbols.';

@@ -1,0 +1,59 @@
+-- What the query path needs is stored once, not computed on every query.
+
+-- BM25 postings carry their document's length (so a score needs no lookup of
+-- the document) and an impact: the BM25 term weight without idf,
+-- tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) with k1 1.2 and b 0.75,
+-- at the tenant's average document length when the posting was written. The
+-- legs read each term's postings best impact first and score them exactly with
+-- today's statistics; the impact only orders the reading.
+create function codesift.bm25_impact(tf integer, dl integer, avgdl double precision)
+returns real
+language sql
+immutable parallel safe
+return (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * coalesce(dl, 0) / greatest(avgdl, 1))))::real;
+
+comment on function codesift.bm25_impact(integer, integer, double precision) is
+'BM25 term weight without idf (k1 1.2, b 0.75): the order in which postings are read.';
+
+alter table codesift.symbol_terms add column dl integer, add column impact real;
+alter table codesift.blob_terms add column dl integer, add column impact real;
+
+update codesift.symbol_terms as t
+set
+    dl = coalesce(s.term_count, 0),
+    impact = codesift.bm25_impact(
+        t.tf, s.term_count, c.total_terms::double precision / greatest(c.docs, 1)
+    )
+from codesift.code_symbols as s, codesift.corpus_stats as c
+where s.id = t.symbol_id and c.tenant_id = t.tenant_id and c.tier = 'symbol';
+
+update codesift.blob_terms as t
+set
+    dl = coalesce(b.term_count, 0),
+    impact = codesift.bm25_impact(
+        t.tf, b.term_count, c.total_terms::double precision / greatest(c.docs, 1)
+    )
+from codesift.blobs as b, codesift.corpus_stats as c
+where
+    b.tenant_id = t.tenant_id and b.sha = t.blob_sha
+    and c.tenant_id = t.tenant_id and c.tier = 'file';
+
+create index symbol_terms_impact on codesift.symbol_terms (tenant_id, term, impact desc)
+include (symbol_id, tf, dl);
+drop index codesift.symbol_terms_term_tf;
+
+create index blob_terms_impact on codesift.blob_terms (tenant_id, term, impact desc)
+include (blob_sha, tf, dl);
+drop index codesift.blob_terms_term_tf;
+
+-- A file's line count, for the end line of whole-file items without reading
+-- (and decompressing) its content.
+alter table codesift.blobs add column line_count integer;
+
+update codesift.blobs
+set line_count = length(rtrim(content, e'\n')) - length(replace(rtrim(content, e'\n'), e'\n', '')) + 1;
+
+-- The newest change among a repository's live files (the recency decay's
+-- reference point) is one index probe.
+create index files_live_changed on codesift.files (repository_id, last_changed desc nulls last)
+where live;

@@ -1,0 +1,155 @@
+"""The BM25 legs: exact Okapi scores, bounded reading that deepens instead of starving,
+and what the query path stores at extraction (posting lengths and impacts, line counts)."""
+
+import math
+import re
+
+import psycopg
+import pytest
+from codesift.indexer import index_repository
+from codesift.migrate import SQL_DIR
+
+# 30 modules mention "retry"; only the 5 under core/ pass a path filter, and they mention it
+# least, so they are the last postings of the term in impact order
+FILES = {
+    **{
+        f"noise/mod{i:02d}.py": f"def retry_{i}():\n    return retry(retry(retry({i})))\n"
+        for i in range(25)
+    },
+    **{
+        f"core/worker{i}.py": (
+            f"def backoff_{i}(attempt):\n"
+            f"    # one retry per attempt, waiting longer each time\n"
+            f"    delay = compute_delay(attempt, factor={i})\n"
+            f"    return schedule(retry, delay)\n\n\n"
+        )
+        for i in range(5)
+    },
+}
+TERMS = ["retry"]
+
+
+@pytest.fixture
+def indexed(db, dsn, make_repo):
+    root = make_repo(FILES, name="jobs")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="jobs", tenant="acme", show_progress=False, embed=False)
+    tenant, repo = db.execute(
+        "select t.id, r.id from tenants t join repositories r on r.tenant_id = t.id"
+    ).fetchone()
+    return {"tenant": tenant, "repo": repo}
+
+
+def _symbols(db, ctx, depth=None, prefix=None, k=100):
+    if depth is not None:
+        db.execute("select set_config('codesift.bm25_depth', %s, false)", (str(depth),))
+    rows = db.execute(
+        "select s.qualified_name, b.score from bm25_symbols(%s, %s, %s, %s, null, null, %s,"
+        " 1.2, 0.75) b join code_symbols s on s.id = b.symbol_id",
+        (ctx["tenant"], TERMS, [ctx["repo"]], prefix, k),
+    ).fetchall()
+    db.execute("reset codesift.bm25_depth")
+    return rows
+
+
+def _files(db, ctx, depth=None, prefix=None, k=40):
+    if depth is not None:
+        db.execute("select set_config('codesift.bm25_depth', %s, false)", (str(depth),))
+    rows = db.execute(
+        "select path, score from bm25_files(%s, %s, %s, %s, null, %s, 1.2, 0.75)",
+        (ctx["tenant"], TERMS, [ctx["repo"]], prefix, k),
+    ).fetchall()
+    db.execute("reset codesift.bm25_depth")
+    return rows
+
+
+def test_scores_are_okapi_bm25_from_the_statistics(db, indexed):
+    t = indexed["tenant"]
+    docs, total = db.execute(
+        "select docs, total_terms from corpus_stats where tenant_id = %s and tier = 'symbol'", (t,)
+    ).fetchone()
+    df = db.execute(
+        "select df from term_stats where tenant_id = %s and tier = 'symbol' and term = 'retry'",
+        (t,),
+    ).fetchone()[0]
+    idf = math.log(1 + (docs - df + 0.5) / (df + 0.5))
+    expected = {}
+    for name, tf, dl in db.execute(
+        "select s.qualified_name, p.tf, s.term_count from symbol_terms p"
+        " join code_symbols s on s.id = p.symbol_id where p.term = 'retry'"
+    ).fetchall():
+        expected[name] = idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / (total / docs)))
+    got = dict(_symbols(db, indexed))
+    assert set(got) == set(expected)
+    for name, score in got.items():
+        assert score == pytest.approx(expected[name], rel=1e-9)
+
+
+def test_bounded_reading_deepens_until_filters_pass_k(db, indexed):
+    exact = _symbols(db, indexed, prefix="core/")
+    assert sorted(n for n, _ in exact) == [f"backoff_{i}" for i in range(5)]
+    # one posting per term at first: the filter rejects it, the leg reads 8, 64, ... more
+    assert _symbols(db, indexed, depth=1, prefix="core/") == exact
+    assert len(_symbols(db, indexed, depth=1, prefix="core/", k=3)) == 3
+    exact_files = _files(db, indexed, prefix="core/")
+    assert len(exact_files) == 5
+    assert _files(db, indexed, depth=1, prefix="core/") == exact_files
+
+
+def test_shallow_reading_keeps_the_best_impacts(db, indexed):
+    # depth 8 without filters: 8 postings of 'retry' are read, the 8 best in impact order,
+    # and the exact ranking's top 8 are exactly those (one term: score = idf * impact-order)
+    exact = _symbols(db, indexed)
+    assert len(exact) == 30
+    shallow = _symbols(db, indexed, depth=8, k=8)
+    assert [s for _, s in shallow] == pytest.approx([s for _, s in exact[:8]])
+
+
+def test_postings_carry_length_and_impact(db, indexed):
+    bad = db.execute(
+        "select count(*) from symbol_terms p join code_symbols s on s.id = p.symbol_id"
+        " where p.dl is distinct from s.term_count or p.impact is null"
+    ).fetchone()[0]
+    assert bad == 0
+    bad = db.execute(
+        "select count(*) from blob_terms p join blobs b on b.tenant_id = p.tenant_id"
+        " and b.sha = p.blob_sha where p.dl is distinct from b.term_count or p.impact is null"
+    ).fetchone()[0]
+    assert bad == 0
+
+
+def test_line_count_ignores_trailing_newlines(db, dsn, make_repo):
+    root = make_repo({"a.txt": "one\ntwo\n\n\n", "b.txt": "x", "c.txt": ""}, name="lines")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="lines", tenant="acme", show_progress=False, embed=False)
+    counts = dict(
+        db.execute(
+            "select f.path, b.line_count from files f join blobs b"
+            " on b.tenant_id = f.tenant_id and b.sha = f.blob_sha"
+        ).fetchall()
+    )
+    assert counts == {"a.txt": 2, "b.txt": 1, "c.txt": 1}
+
+
+def test_migration_backfill_matches_extraction(db, indexed):
+    """The query-path migration's backfill gives rows written before it what extraction
+    writes now (impacts at today's statistics)."""
+    before = db.execute("select symbol_id, term, dl from symbol_terms order by 1, 2").fetchall()
+    lines = db.execute("select sha, line_count from blobs order by 1").fetchall()
+    db.execute("update symbol_terms set dl = null, impact = null")
+    db.execute("update blob_terms set dl = null, impact = null")
+    db.execute("update blobs set line_count = null")
+    text = (SQL_DIR / "incremental" / "007-query-path.sql").read_text()
+    updates = [u for u in re.split(r";\s*\n", text) if re.match(r"\s*update ", u, re.I)]
+    assert len(updates) == 3
+    for statement in updates:
+        db.execute(statement)
+    assert db.execute("select symbol_id, term, dl from symbol_terms order by 1, 2").fetchall() == (
+        before
+    )
+    assert db.execute("select sha, line_count from blobs order by 1").fetchall() == lines
+    nulls = db.execute(
+        "select (select count(*) from symbol_terms where impact is null)"
+        " + (select count(*) from blob_terms where impact is null or dl is null)"
+    ).fetchone()[0]
+    assert nulls == 0
