@@ -19,6 +19,7 @@ Measured at each size, side by side, with the express-10 questions (../shared/ev
   each leg function alone (bm25/ts_rank_cd/dense over symbols and files) and hybrid_search,
     to show where pack_context time goes; the peer's published hybrid query
     (../shared/eval/peer_search.md) re-created over the same rows;
+  bm25_symbols against exhaustive BM25 (every posting of every term summed): top-20 overlap;
   HNSW recall@10 against exact search (index scans off) at pgvector's default ef_search
     (40), and of the engine's dense_symbols leg (ef_search 100, iterative scan);
   once: embed_query cold (first call in a new connection) and warm.
@@ -681,112 +682,46 @@ def measure(dbname: str, sc: Scale, args, queries: list[str], vectors: list[str]
         res["pack_su"], _ = latency(c, PACK, packs, args.reps, args.config_budget_s / 2, "pack_su")
         log("  recall")
         res["recall"] = recall(c, sc, args.recall_vectors)
-        if args.what_if:
-            log("  what-if prototypes (bench tables only)")
-            build_impacts(c, sc)
-    if args.what_if:
-        with app_conn(dbname, sc.tenant) as c:
-            res["what_if"] = what_if(c, sc, args, legs)
+    with app_conn(dbname, sc.tenant) as c:
+        log("  BM25 leg against exhaustive BM25")
+        res["bm25_agreement"] = bm25_agreement(c, sc, legs)
     return res
 
 
-# --- what-if: bounded alternatives to the slow legs, prototyped on bench tables ------------
+# --- BM25: the bounded leg against exhaustive scoring --------------------------------------
 
-IMPACT_N = 500  # postings taken per query term, best impact first
-
-
-def build_impacts(conn, sc: Scale) -> None:
-    """Postings with their BM25 impact precomputed (k1 1.2, b 0.75, today's statistics),
-    indexed by (tenant, term, impact desc): what impact-ordered retrieval reads."""
-    conn.execute(
-        f"""
-        drop table if exists {BENCH}.impacts;
-        create table {BENCH}.impacts as
-        select p.tenant_id, p.term, p.symbol_id,
-            (ln(1 + (c.docs - t.df + 0.5) / (t.df + 0.5)) * p.tf * 2.2
-             / (p.tf + 1.2 * (0.25 + 0.75 * coalesce(s.term_count, 0)
-                / (c.total_terms::float8 / greatest(c.docs, 1)))))::real as impact
-        from codesift.symbol_terms p
-        join codesift.code_symbols s on s.id = p.symbol_id
-        join codesift.term_stats t
-            on t.tenant_id = p.tenant_id and t.tier = 'symbol' and t.term = p.term
-        join codesift.corpus_stats c on c.tenant_id = p.tenant_id and c.tier = 'symbol'
-        where p.tenant_id = {sc.tenant};
-        create index on {BENCH}.impacts (tenant_id, term, impact desc) include (symbol_id);
-        grant select on {BENCH}.impacts to codesift_app;
-        """
-    )
-    conn.execute(f"vacuum analyze {BENCH}.impacts")
-
-
-LIVE = """
-select top.symbol_id, top.score from top
-join codesift.code_symbols s on s.id = top.symbol_id
-where exists (
-    select 1 from codesift.files f
-    where f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
-        and f.repository_id = any(%(ids)s)
-)
-order by top.score desc, top.symbol_id limit 100
+# every posting of every query term summed: what bm25_symbols would return reading everything
+EXHAUSTIVE_BM25 = """
+with idf as (select * from codesift.bm25_idf(%(t)s, 'symbol', %(terms)s))
+select p.symbol_id
+from idf
+join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
+group by p.symbol_id
+order by sum(idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / greatest(idf.avgdl, 1))))
+    desc, p.symbol_id
+limit 20
 """
-WHAT_IF = {
-    # impact-ordered: the best IMPACT_N postings of each term, summed; then liveness/filters
-    # on the few candidates only
-    "bm25 impact-ordered top-500/term": f"""
-with top as (
-    select symbol_id, sum(impact) as score
-    from unnest(%(terms)s::text[]) as q(term)
-    cross join lateral (
-        select i.symbol_id, i.impact from {BENCH}.impacts i
-        where i.tenant_id = %(t)s and i.term = q.term
-        order by i.impact desc limit {IMPACT_N}
-    ) as best
-    group by symbol_id
-    order by score desc limit 400
-)"""
-    + LIVE,
-    # exact BM25 from precomputed impacts: no per-posting join to code_symbols
-    "bm25 exact from impacts (no joins)": f"""
-with top as (
-    select i.symbol_id, sum(i.impact) as score from {BENCH}.impacts i
-    where i.tenant_id = %(t)s and i.term = any(%(terms)s::text[])
-    group by i.symbol_id order by score desc limit 400
-)"""
-    + LIVE,
-    # the HNSW scan drives; liveness is checked on its 400 nearest only
-    "dense HNSW-first top-400 then live": """
-with top as materialized (
-    select s.id as symbol_id, -(s.embedding <=> %(v)s::vector) as score
-    from codesift.code_symbols s
-    where s.tenant_id = %(t)s and s.embedding_model = %(model)s
-    order by s.embedding <=> %(v)s::vector limit 400
-)"""
-    + LIVE,
-}
 
 
-def what_if(conn, sc: Scale, args, legs: list[dict]) -> dict:
-    out: dict = {}
-    conn.execute("set hnsw.ef_search = 400")  # 400 rows need ef_search >= 400
-    for name, query in WHAT_IF.items():
-        out[name], _ = latency(conn, query, legs, args.reps, args.config_budget_s / 2, name)
-    # top-20 agreement with exact BM25 (all postings summed), of the engine's leg and of the
-    # impact-ordered prototype; copies of one base symbol tie exactly, so ids are folded
-    # (id mod stride) into the base symbol they copy
-    agree: dict[str, list[float]] = {"bm25_symbols": [], "impact-ordered": []}
+def bm25_agreement(conn, sc: Scale, legs: list[dict]) -> dict:
+    """Top-20 overlap of bm25_symbols with exhaustive BM25, and how often the top symbol is the
+    same. Copies of one base symbol tie exactly, so ids are folded (id mod stride) into the
+    base symbol they copy; the overlap is of distinct base symbols."""
+    overlap, top1, exhaustive_ms = [], [], []
     for p in legs:
-        exact = {
-            r[0] % sc.stride
-            for r in conn.execute(WHAT_IF["bm25 exact from impacts (no joins)"], p).fetchall()[:20]
-        }
-        engine = conn.execute(LEGS["bm25_symbols"], p).fetchall()[:20]
-        impact = conn.execute(WHAT_IF["bm25 impact-ordered top-500/term"], p).fetchall()[:20]
-        if exact:
-            for name, rows in (("bm25_symbols", engine), ("impact-ordered", impact)):
-                agree[name].append(len(exact & {r[0] % sc.stride for r in rows}) / len(exact))
-    for name, values in agree.items():
-        out[f"agreement {name}"] = statistics.mean(values) if values else float("nan")
-    return out
+        t0 = time.perf_counter()
+        exact = [r[0] for r in conn.execute(EXHAUSTIVE_BM25, p).fetchall()]
+        exhaustive_ms.append((time.perf_counter() - t0) * 1000)
+        leg = [r[0] for r in conn.execute(LEGS["bm25_symbols"], p).fetchall()[:20]]
+        if exact and leg:
+            base = {i % sc.stride for i in exact}
+            overlap.append(len(base & {i % sc.stride for i in leg}) / len(base))
+            top1.append(exact[0] % sc.stride == leg[0] % sc.stride)
+    return {
+        "overlap": statistics.mean(overlap) if overlap else float("nan"),
+        "top1": statistics.mean(top1) if top1 else float("nan"),
+        "exhaustive_ms": statistics.median(exhaustive_ms),
+    }
 
 
 # --- EXPLAIN via auto_explain ---------------------------------------------------------------
@@ -941,17 +876,13 @@ def report(results: dict, loads: dict, emb: dict, skipped: dict, args) -> None:
     for leg in LEGS:
         line(f"  leg {leg} p50", p(lambda r, leg=leg: r["legs"].get(leg, []), 0.5))
         line(f"  leg {leg} p95", p(lambda r, leg=leg: r["legs"].get(leg, []), 0.95))
-    if any("what_if" in results[s] for s in sizes):
-        print("  what-if prototypes (same questions; bench tables, application role)")
-        for name in WHAT_IF:
-            line(f"  {name} p50", p(lambda r, n=name: r.get("what_if", {}).get(n, []), 0.5))
-            line(f"  {name} p95", p(lambda r, n=name: r.get("what_if", {}).get(n, []), 0.95))
-        for key in ("bm25_symbols", "impact-ordered"):
-            line(
-                f"  top-20 agreement with exact BM25: {key}",
-                [results[s].get("what_if", {}).get(f"agreement {key}") for s in sizes],
-                "{:.3f}",
-            )
+    print("  bm25_symbols against exhaustive BM25 (every posting summed; copies folded)")
+    for key, label, fmt in (
+        ("overlap", "top-20 overlap (distinct base symbols)", "{:.3f}"),
+        ("top1", "same top symbol", "{:.2f}"),
+        ("exhaustive_ms", "exhaustive BM25 p50 ms", "{:,.1f}"),
+    ):
+        line(f"  {label}", [results[s].get("bm25_agreement", {}).get(key) for s in sizes], fmt)
     line("peer hybrid SQL p50 (k=10, files only)", p(lambda r: r["peer"], 0.5))
     line("peer hybrid SQL p95", p(lambda r: r["peer"], 0.95))
     print("  ratios")
@@ -1097,11 +1028,6 @@ def main() -> None:
         help="seconds per measured configuration and size; fewer rounds (>= 1) when slower",
     )
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh connections for cold embed")
-    ap.add_argument(
-        "--what-if",
-        action="store_true",
-        help="also time bounded prototypes (impact-ordered BM25, HNSW-first dense) on bench tables",
-    )
     ap.add_argument("--rebuild-base", action="store_true", help="re-index the base database")
     ap.add_argument("--keep", action="store_true", help="keep the work database")
     args = ap.parse_args()

@@ -336,26 +336,28 @@ def fuse(legs: dict, lexical_weight: float, dense_weight: float) -> dict:
 
 # --- hydration: paths, lines, text, recency -------------------------------------------------
 
+# last_changed comes as seconds since the epoch: the recency decay needs only differences
 SYMBOL_ROWS = """
 select distinct on (s.id) s.id, s.blob_sha, s.qualified_name, s.kind, s.start_line,
-    s.end_line, s.body, s.parent, v.path, v.repository_id, v.last_changed
+    s.end_line, s.body, s.parent, f.path, f.repository_id,
+    extract(epoch from f.last_changed)::float8 as last_changed
 from codesift.code_symbols s
-join codesift.live_files v on v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha
-where s.id = any($1) and v.repository_id = any($2)
-order by s.id, v.path
+join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
+where s.id = any($1) and f.repository_id = any($2)
+order by s.id, f.path
 """
 
-# Whole-file text only for files small enough to be packed whole (size is in bytes, so
-# never fewer than the characters): a large file is split into its symbols anyway, and
-# reading it would dominate the query's time. The line count is stored at extraction.
+# Whole-file text only for files small enough to be packed whole ($3 tokens): a large file
+# is split into its symbols anyway, and reading it would dominate the query's time. Line
+# count and token estimate are stored at extraction.
 FILE_ROWS = """
-select f.repository_id, f.path, f.blob_sha, f.last_changed, b.line_count as lines,
-    case when b.size <= $3 then b.content end as content
+select f.repository_id, f.path, f.blob_sha,
+    extract(epoch from f.last_changed)::float8 as last_changed, b.line_count as lines,
+    b.token_count as tokens, case when b.token_count <= $3 then b.content end as content
 from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
 join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
 join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
 """
-MAX_FILE_CHARS = 4 * MAX_BUDGET  # hydrate's default cap on whole-file text
 CHARS_PER_TOKEN_MAX = 8  # no code packs more characters than this into one token
 
 # The symbols of large files that could stand in for them: small enough ($4 characters),
@@ -379,8 +381,8 @@ order by f.path, s.start_line
 # the newest change among each repository's live files: one probe of files_live_changed
 NEWEST = """
 select r.id as repository_id,
-    (select max(f.last_changed) from codesift.files f
-     where f.repository_id = r.id and f.live) as newest
+    extract(epoch from (select max(f.last_changed) from codesift.files f
+        where f.repository_id = r.id and f.live))::float8 as newest
 from unnest($1::bigint[]) as r(id)
 """
 
@@ -400,14 +402,14 @@ def _symbol_item(row: dict) -> dict:
     }
 
 
-def _file_chars(p: Params) -> int:
-    """Longest file whose whole text could still be packed whole under this budget."""
-    return int(p.token_budget * FILE_SHARE * CHARS_PER_TOKEN_MAX)
+def _file_tokens(p: Params) -> int:
+    """Largest file (in estimated tokens) that is packed whole under this budget."""
+    return int(p.token_budget * FILE_SHARE)
 
 
-def hydrate(plpy, items: dict, repo_ids: list, max_file_chars: int = MAX_FILE_CHARS) -> None:
+def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int = MAX_BUDGET) -> None:
     """Fill path, lines, text and last_changed; drop candidates that are no longer live.
-    Files longer than max_file_chars get text None (they can only be split into symbols)."""
+    Files over max_file_tokens get text None (they can only be split into symbols)."""
     symbol_ids = [k[1] for k in items if k[0] == "s"]
     found = set()
     if symbol_ids:
@@ -420,7 +422,7 @@ def hydrate(plpy, items: dict, repo_ids: list, max_file_chars: int = MAX_FILE_CH
             plpy,
             FILE_ROWS,
             ["bigint[]", "text[]", "int"],
-            [[k[1] for k in files], [k[2] for k in files], max_file_chars],
+            [[k[1] for k in files], [k[2] for k in files], max_file_tokens],
         )
         for row in rows:
             key = ("f", row["repository_id"], row["path"])
@@ -435,6 +437,7 @@ def hydrate(plpy, items: dict, repo_ids: list, max_file_chars: int = MAX_FILE_CH
                     "kind": "file",
                     "blob_sha": row["blob_sha"],
                     "text": text,
+                    "whole_tokens": row["tokens"],
                     "last_changed": row["last_changed"],
                 }
             )
@@ -443,15 +446,11 @@ def hydrate(plpy, items: dict, repo_ids: list, max_file_chars: int = MAX_FILE_CH
         del items[key]
 
 
-def _age_days(last_changed, newest) -> float:
+def _age_days(last_changed: float | None, newest: float | None) -> float:
+    """Days between two epoch-second timestamps (0 when either is unknown)."""
     if last_changed is None or newest is None:
         return 0.0
-    from datetime import datetime
-
-    def parse(v):
-        return v if isinstance(v, datetime) else datetime.fromisoformat(str(v))
-
-    return max(0.0, (parse(newest) - parse(last_changed)).total_seconds() / 86400.0)
+    return max(0.0, (newest - last_changed) / 86400.0)
 
 
 # Questions about behaviour are answered by implementation code: tests (which repeat the
@@ -527,7 +526,7 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
         new_keys.append(key)
     if new_keys:
         subset = {k: items.pop(k) for k in new_keys}
-        hydrate(plpy, subset, repo_ids, _file_chars(p))
+        hydrate(plpy, subset, repo_ids, _file_tokens(p))
         items.update(subset)
 
 
@@ -535,7 +534,7 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
 
 
 def _too_big(item: dict, limit: float) -> bool:
-    return item["text"] is None or packing.estimate_tokens(item["text"]) > limit
+    return item["text"] is None or item["whole_tokens"] > limit
 
 
 def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
@@ -627,7 +626,7 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         return {}, terms, repos
     legs = _legs(plpy, p, tenant, repo_ids, terms, vector, model)
     items = fuse(legs, p.lexical_weight, p.dense_weight)
-    hydrate(plpy, items, repo_ids, _file_chars(p))
+    hydrate(plpy, items, repo_ids, _file_tokens(p))
     apply_recency(plpy, items, repo_ids, p.recency_lambda)
     return items, terms, repos
 

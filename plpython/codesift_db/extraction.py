@@ -9,7 +9,7 @@ resolve_repository_edges: turns the import statements of a repository's live
 files into edges between paths of that repository.
 """
 
-from . import identifiers, imports, symbols
+from . import identifiers, imports, packing, symbols
 
 SYMBOL_COLUMNS = (
     "name",
@@ -56,9 +56,9 @@ from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::in
 
 UPDATE_LEXEMES = """
 update codesift.blobs b set lexemes = to_tsvector('simple', t.terms),
-    term_count = t.term_count, line_count = t.line_count
-from unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::int[])
-    as t(tenant_id, sha, terms, term_count, line_count)
+    term_count = t.term_count, line_count = t.line_count, token_count = t.token_count
+from unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[])
+    as t(tenant_id, sha, terms, term_count, line_count, token_count)
 where b.tenant_id = t.tenant_id and b.sha = t.sha
 """
 
@@ -163,7 +163,7 @@ def on_blobs_inserted(plpy) -> None:
     rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
     sym_cols: list[list] = [[] for _ in range(14)]
     imp_cols: list[list] = [[] for _ in range(6)]
-    lex_cols: list[list] = [[], [], [], [], []]
+    lex_cols: list[list] = [[], [], [], [], [], []]
     for row in rows:
         tenant, sha, language = row["tenant_id"], row["sha"], row["language"]
         content, path = row["content"], row["path_hint"] or ""
@@ -201,14 +201,18 @@ def on_blobs_inserted(plpy) -> None:
         terms = path_terms + " " + identifiers.identifier_terms(content)
         lex_cols[2].append(terms)
         lex_cols[3].append(len(terms.split()))
-        # the end line of the file as a whole-file item (trailing newlines end no line)
-        lex_cols[4].append(content.rstrip("\n").count("\n") + 1)
+        # the file as a whole-file item: its text without trailing newlines
+        whole = content.rstrip("\n")
+        lex_cols[4].append(whole.count("\n") + 1)
+        lex_cols[5].append(packing.estimate_tokens(whole))
     if sym_cols[0]:
         plpy.execute(_plan(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
     if imp_cols[0]:
         plpy.execute(_plan(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
     if lex_cols[0]:
-        plan = _plan(plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]", "int[]", "int[]"])
+        plan = _plan(
+            plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]", "int[]", "int[]", "int[]"]
+        )
         plpy.execute(plan, lex_cols)
         # one tenant per statement in practice; grouped so that any insert is right
         for tenant in sorted(set(lex_cols[0])):

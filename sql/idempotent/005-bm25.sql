@@ -2,6 +2,17 @@
 -- average document length from the tenant's statistics (kept by the extraction
 -- trigger), OR semantics over the query's terms. They take the same filters as
 -- the other legs (003-search.sql) and, like them, run with JIT off.
+--
+-- Bounded work per query, in three steps:
+-- 1. candidates: each term's best postings in impact order (codesift.bm25_depth,
+--    1,000 by default), summed as idf * impact;
+-- 2. the best `pool` of them (4k, at least 400) are checked against the filters
+--    and liveness, best first;
+-- 3. the best max(k, 100) that pass are scored exactly (every query term,
+--    today's statistics, by probes of the (document, term) index) and the top k
+--    returned in exact order.
+-- While fewer than k pass and reading more could find others, depth and pool
+-- grow 8x and the steps run again (like pgvector's iterative index scans).
 
 create or replace function codesift.bm25_idf(tenant bigint, tier text, terms text[])
 returns table (term text, idf double precision, avgdl double precision)
@@ -28,6 +39,18 @@ comment on function codesift.bm25_idf(bigint, text, text[]) is
 'BM25 inverse document frequency of each term in a tenant''s tier (symbol or file), and the '
 'tier''s average document length, from the statistics the extraction trigger keeps.';
 
+create or replace function codesift.bm25_depth()
+returns integer
+language sql
+stable
+security invoker
+set search_path = codesift, public
+return coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '1000')::integer;
+
+comment on function codesift.bm25_depth() is
+'Postings the BM25 legs read per query term before deepening: setting codesift.bm25_depth, '
+'1,000 by default.';
+
 create or replace function codesift.bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision
@@ -40,14 +63,11 @@ set search_path = codesift, public
 set jit = off
 as $fn$
 declare
-    -- postings read per term, best impact first (setting codesift.bm25_depth, 2,000 by
-    -- default), and how many of the best-scored documents are checked against the
-    -- filters; both grow 8x while fewer than k pass and reading more could find others
-    -- (like an iterative index scan)
-    depth integer := coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '2000');
+    depth integer := codesift.bm25_depth();
     pool integer := greatest(4 * k, 400);
     most_postings bigint;
-    scored bigint;
+    found bigint;
+    passed bigint;
     ids bigint[];
     scores double precision[];
 begin
@@ -66,17 +86,13 @@ begin
             summed as (
                 select
                     p.symbol_id,
-                    sum(
-                        idf.idf * p.tf * ($7 + 1)
-                        / (p.tf + $7 * (1 - $9 + $9 * p.dl / greatest(idf.avgdl, 1)))
-                    ) as score
+                    sum(idf.idf * p.impact) as rough
                 from idf
                 cross join
                     lateral (
                         select
                             t.symbol_id,
-                            t.tf,
-                            t.dl
+                            t.impact
                         from codesift.symbol_terms as t
                         where t.tenant_id = $1 and t.term = idf.term
                         order by t.impact desc
@@ -85,21 +101,19 @@ begin
                 group by p.symbol_id
             ),
 
-            best as (
+            pool as (
                 select
                     summed.symbol_id,
-                    summed.score
+                    summed.rough
                 from summed
-                order by summed.score desc, summed.symbol_id asc
+                order by summed.rough desc, summed.symbol_id asc
                 limit $11
             ),
 
             passing as (
-                select
-                    best.symbol_id,
-                    best.score
-                from best
-                inner join codesift.code_symbols as s on best.symbol_id = s.id
+                select pool.symbol_id
+                from pool
+                inner join codesift.code_symbols as s on pool.symbol_id = s.id
                 where
                     true %s
                     and exists (
@@ -110,15 +124,42 @@ begin
                             and f.live
                             and f.repository_id = any($3) %s
                     )
-                order by best.score desc, best.symbol_id asc
+                order by pool.rough desc, pool.symbol_id asc
+                limit greatest($8, 100)
+            ),
+
+            best as (
+                select
+                    passing.symbol_id,
+                    exact.score
+                from passing
+                cross join
+                    lateral (
+                        select
+                            sum(
+                                idf.idf * t.tf * ($7 + 1)
+                                / (t.tf + $7 * (1 - $9 + $9 * t.dl / greatest(idf.avgdl, 1)))
+                            ) as score
+                        from idf
+                        cross join
+                            lateral (
+                                select
+                                    x.tf,
+                                    x.dl
+                                from codesift.symbol_terms as x
+                                where x.symbol_id = passing.symbol_id and x.term = idf.term
+                            ) as t
+                    ) as exact
+                order by exact.score desc, passing.symbol_id asc
                 limit $8
             )
 
             select
                 (select count(*) from summed),
-                array_agg(passing.symbol_id order by passing.score desc, passing.symbol_id),
-                array_agg(passing.score order by passing.score desc, passing.symbol_id)
-            from passing
+                (select count(*) from passing),
+                array_agg(best.symbol_id order by best.score desc, best.symbol_id),
+                array_agg(best.score order by best.score desc, best.symbol_id)
+            from best
             $q$,
             case when kinds is not null then 'and s.kind = any($6)' else '' end,
             case
@@ -129,11 +170,9 @@ begin
             end,
             case when path_prefix is not null then 'and starts_with(f.path, $4)' else '' end
             || case when lang is not null then ' and bl.language = $5' else '' end
-        ) into scored, ids, scores
+        ) into found, passed, ids, scores
         using tenant, terms, repository_ids, path_prefix, lang, kinds, k1, k, b, depth, pool;
-        exit when
-            coalesce(cardinality(ids), 0) >= k
-            or (depth >= most_postings and coalesce(scored, 0) <= pool);
+        exit when passed >= k or (depth >= most_postings and found <= pool);
         depth := depth * 8;
         pool := pool * 8;
     end loop;
@@ -145,8 +184,8 @@ comment on function codesift.bm25_symbols(
     bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
 ) is
 'Lexical leg over symbols: Okapi BM25 (k1, b) with idf from the tenant''s term statistics, '
-'OR semantics over the terms; top k live symbols passing the filters. Reads each term''s '
-'postings best impact first and more of them only while fewer than k pass the filters.';
+'OR semantics over the terms; top k live symbols passing the filters, scored exactly, from '
+'candidates among each term''s best-impact postings.';
 
 create or replace function codesift.bm25_files(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
@@ -160,11 +199,11 @@ set search_path = codesift, public
 set jit = off
 as $fn$
 declare
-    -- as in bm25_symbols: bounded reading, grown while fewer than k files pass
-    depth integer := coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '2000');
+    depth integer := codesift.bm25_depth();
     pool integer := greatest(4 * k, 400);
     most_postings bigint;
-    scored bigint;
+    found bigint;
+    passed bigint;
     repos bigint[];
     paths text[];
     scores double precision[];
@@ -182,17 +221,13 @@ begin
             summed as (
                 select
                     p.blob_sha,
-                    sum(
-                        idf.idf * p.tf * ($6 + 1)
-                        / (p.tf + $6 * (1 - $8 + $8 * p.dl / greatest(idf.avgdl, 1)))
-                    ) as score
+                    sum(idf.idf * p.impact) as rough
                 from idf
                 cross join
                     lateral (
                         select
                             t.blob_sha,
-                            t.tf,
-                            t.dl
+                            t.impact
                         from codesift.blob_terms as t
                         where t.tenant_id = $1 and t.term = idf.term
                         order by t.impact desc
@@ -201,34 +236,67 @@ begin
                 group by p.blob_sha
             ),
 
-            best as (
+            pool as (
                 select
                     summed.blob_sha,
-                    summed.score
+                    summed.rough
                 from summed
-                order by summed.score desc, summed.blob_sha asc
+                order by summed.rough desc, summed.blob_sha asc
                 limit $10
             ),
 
+            -- a blob is a file at every live path that holds it
             passing as (
                 select
+                    pool.blob_sha,
                     f.repository_id,
                     f.path,
-                    best.score
-                from best
+                    pool.rough
+                from pool
                 inner join codesift.files as f
-                    on f.tenant_id = $1 and best.blob_sha = f.blob_sha %s
+                    on f.tenant_id = $1 and pool.blob_sha = f.blob_sha %s
                 where f.live and f.repository_id = any($3) %s
-                order by best.score desc, f.path asc
+                order by pool.rough desc, f.path asc
+                limit greatest($7, 100)
+            ),
+
+            best as (
+                select
+                    passing.repository_id,
+                    passing.path,
+                    exact.score
+                from passing
+                cross join
+                    lateral (
+                        select
+                            sum(
+                                idf.idf * t.tf * ($6 + 1)
+                                / (t.tf + $6 * (1 - $8 + $8 * t.dl / greatest(idf.avgdl, 1)))
+                            ) as score
+                        from idf
+                        cross join
+                            lateral (
+                                select
+                                    x.tf,
+                                    x.dl
+                                from codesift.blob_terms as x
+                                where
+                                    x.tenant_id = $1
+                                    and x.blob_sha = passing.blob_sha
+                                    and x.term = idf.term
+                            ) as t
+                    ) as exact
+                order by exact.score desc, passing.path asc
                 limit $7
             )
 
             select
                 (select count(*) from summed),
-                array_agg(passing.repository_id order by passing.score desc, passing.path),
-                array_agg(passing.path order by passing.score desc, passing.path),
-                array_agg(passing.score order by passing.score desc, passing.path)
-            from passing
+                (select count(*) from passing),
+                array_agg(best.repository_id order by best.score desc, best.path),
+                array_agg(best.path order by best.score desc, best.path),
+                array_agg(best.score order by best.score desc, best.path)
+            from best
             $q$,
             case
                 when lang is not null
@@ -238,11 +306,9 @@ begin
             end,
             case when path_prefix is not null then 'and starts_with(f.path, $4)' else '' end
             || case when lang is not null then ' and bl.language = $5' else '' end
-        ) into scored, repos, paths, scores
+        ) into found, passed, repos, paths, scores
         using tenant, terms, repository_ids, path_prefix, lang, k1, k, b, depth, pool;
-        exit when
-            coalesce(cardinality(paths), 0) >= k
-            or (depth >= most_postings and coalesce(scored, 0) <= pool);
+        exit when passed >= k or (depth >= most_postings and found <= pool);
         depth := depth * 8;
         pool := pool * 8;
     end loop;
@@ -256,4 +322,4 @@ comment on function codesift.bm25_files(
     bigint, text[], bigint[], text, text, integer, double precision, double precision
 ) is
 'Lexical leg over files: Okapi BM25 over whole-file content and path terms; top k live '
-'files, read best impact first as in bm25_symbols.';
+'files, scored exactly, from candidates among each term''s best-impact postings.';

@@ -4,8 +4,9 @@
 -- the document) and an impact: the BM25 term weight without idf,
 -- tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) with k1 1.2 and b 0.75,
 -- at the tenant's average document length when the posting was written. The
--- legs read each term's postings best impact first and score them exactly with
--- today's statistics; the impact only orders the reading.
+-- legs find candidates among each term's best-impact postings, then score the
+-- candidates exactly (every query term, today's statistics) through a
+-- (document, term) index.
 create function codesift.bm25_impact(tf integer, dl integer, avgdl double precision)
 returns real
 language sql
@@ -39,19 +40,39 @@ where
     and c.tenant_id = t.tenant_id and c.tier = 'file';
 
 create index symbol_terms_impact on codesift.symbol_terms (tenant_id, term, impact desc)
-include (symbol_id, tf, dl);
+include (symbol_id);
 drop index codesift.symbol_terms_term_tf;
+create index symbol_terms_symbol_term on codesift.symbol_terms (symbol_id, term)
+include (tenant_id, tf, dl);
+drop index codesift.symbol_terms_symbol;
 
 create index blob_terms_impact on codesift.blob_terms (tenant_id, term, impact desc)
-include (blob_sha, tf, dl);
+include (blob_sha);
 drop index codesift.blob_terms_term_tf;
+create index blob_terms_blob_term on codesift.blob_terms (tenant_id, blob_sha, term)
+include (tf, dl);
+drop index codesift.blob_terms_blob;
 
--- A file's line count, for the end line of whole-file items without reading
--- (and decompressing) its content.
-alter table codesift.blobs add column line_count integer;
+-- A file's line count and token estimate (packing.estimate_tokens of its text
+-- without trailing newlines): whole-file items need both, and reading (and
+-- decompressing) a large file's content only to learn it is too big to pack
+-- whole would dominate a query.
+alter table codesift.blobs add column line_count integer, add column token_count integer;
+
+create function pg_temp.estimate_tokens(content text)
+returns integer
+language plpython3u
+immutable strict
+as $$
+from codesift_db.packing import estimate_tokens
+return estimate_tokens(content.rstrip("\n"))
+$$;
 
 update codesift.blobs
-set line_count = length(rtrim(content, e'\n')) - length(replace(rtrim(content, e'\n'), e'\n', '')) + 1;
+set
+    line_count
+    = length(rtrim(content, e'\n')) - length(replace(rtrim(content, e'\n'), e'\n', '')) + 1,
+    token_count = pg_temp.estimate_tokens(content);
 
 -- The newest change among a repository's live files (the recency decay's
 -- reference point) is one index probe.

@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from codesift.indexer import index_repository
 from codesift.migrate import SQL_DIR
+from codesift_db.packing import estimate_tokens
 
 # 30 modules mention "retry"; only the 5 under core/ pass a path filter, and they mention it
 # least, so they are the last postings of the term in impact order
@@ -129,25 +130,31 @@ def test_line_count_ignores_trailing_newlines(db, dsn, make_repo):
         ).fetchall()
     )
     assert counts == {"a.txt": 2, "b.txt": 1, "c.txt": 1}
+    tokens = dict(db.execute("select content, token_count from blobs").fetchall())
+    assert tokens == {t: estimate_tokens(t.rstrip("\n")) for t in tokens}
 
 
 def test_migration_backfill_matches_extraction(db, indexed):
     """The query-path migration's backfill gives rows written before it what extraction
     writes now (impacts at today's statistics)."""
     before = db.execute("select symbol_id, term, dl from symbol_terms order by 1, 2").fetchall()
-    lines = db.execute("select sha, line_count from blobs order by 1").fetchall()
+    blobs = db.execute("select sha, line_count, token_count from blobs order by 1").fetchall()
     db.execute("update symbol_terms set dl = null, impact = null")
     db.execute("update blob_terms set dl = null, impact = null")
-    db.execute("update blobs set line_count = null")
+    db.execute("update blobs set line_count = null, token_count = null")
     text = (SQL_DIR / "incremental" / "007-query-path.sql").read_text()
-    updates = [u for u in re.split(r";\s*\n", text) if re.match(r"\s*update ", u, re.I)]
-    assert len(updates) == 3
-    for statement in updates:
+    statements = [
+        u for u in re.split(r";\s*\n", text) if re.match(r"\s*(update |create function pg_temp)", u)
+    ]
+    assert len(statements) == 4
+    for statement in statements:
         db.execute(statement)
     assert db.execute("select symbol_id, term, dl from symbol_terms order by 1, 2").fetchall() == (
         before
     )
-    assert db.execute("select sha, line_count from blobs order by 1").fetchall() == lines
+    assert db.execute("select sha, line_count, token_count from blobs order by 1").fetchall() == (
+        blobs
+    )
     nulls = db.execute(
         "select (select count(*) from symbol_terms where impact is null)"
         " + (select count(*) from blob_terms where impact is null or dl is null)"

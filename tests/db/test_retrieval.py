@@ -322,3 +322,23 @@ def test_only_live_files_at_the_indexed_head_are_returned(db, dsn, indexed):
         ).fetchall()
     }
     assert "pkg/cookies.py" not in paths and "pkg/jar.py" in paths
+
+
+def test_only_the_best_oversized_files_are_split(db, dsn, make_repo):
+    # 15 files, each far over a quarter of the budget, all about the question
+    body = "\n".join(
+        f"def fetch_page_{i}(url):\n    return download(url, retries={i})\n" for i in range(60)
+    )
+    files = {f"crawl/part{n:02d}.py": f"# crawler part {n}\n{body}" for n in range(15)}
+    root = make_repo(files, name="crawler")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="crawler", tenant="acme", show_progress=False)
+    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    rows = db.execute(
+        "select path, decision from explain_context('fetch page download url retries',"
+        " repo => 'crawler', token_budget => 1000, graph_depth => 0) where kind = 'file'"
+    ).fetchall()
+    decisions = sorted(d for _, d in rows)
+    assert decisions.count("expanded:symbols") == 12
+    assert decisions.count("not_packed:too_big") == len(rows) - 12 > 0
