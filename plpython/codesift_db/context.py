@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from . import diversity, packing
 
 RRF_K = 60
-SYMBOL_DEPTH = 100  # rows taken from each symbol leg
+SYMBOL_DEPTH = 50  # rows taken from each symbol leg
 FILE_DEPTH = 40  # rows taken from each file leg
 GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
 # a file reached only through the graph (no search leg found it) is context, not an answer:

@@ -5,12 +5,12 @@
 --
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth,
---    1,000 by default), summed as idf * impact;
--- 2. the best `pool` of them (4k, at least 400) are checked against the filters
---    and liveness, best first;
--- 3. the best max(k, 100) that pass are scored exactly (every query term,
---    today's statistics, by probes of the (document, term) index) and the top k
---    returned in exact order.
+--    1,000 by default; half that for files), summed as idf * impact;
+-- 2. the best `pool` of them (4k, at least 400; files 200) are checked against
+--    the filters and liveness, best first;
+-- 3. the best max(k, 100) that pass (files: max(k, 50)) are scored exactly
+--    (every query term, today's statistics, by probes of the (document, term)
+--    index) and the top k returned in exact order.
 -- While fewer than k pass and reading more could find others, depth and pool
 -- grow 8x and the steps run again (like pgvector's iterative index scans).
 
@@ -199,8 +199,10 @@ set search_path = codesift, public
 set jit = off
 as $fn$
 declare
-    depth integer := codesift.bm25_depth();
-    pool integer := greatest(4 * k, 400);
+    -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
+    -- django + sympy (6,600 files) even 250 postings per term gave the exhaustive top 20
+    depth integer := greatest(codesift.bm25_depth() / 2, 1);
+    pool integer := greatest(4 * k, 200);
     most_postings bigint;
     found bigint;
     passed bigint;
@@ -257,7 +259,7 @@ begin
                     on f.tenant_id = $1 and pool.blob_sha = f.blob_sha %s
                 where f.live and f.repository_id = any($3) %s
                 order by pool.rough desc, f.path asc
-                limit greatest($7, 100)
+                limit greatest($7, 50)
             ),
 
             best as (
