@@ -543,13 +543,13 @@ HYBRID = (
 )
 LEGS = {
     "bm25_symbols": "select * from codesift.bm25_symbols(%(t)s, %(terms)s, %(ids)s, null, null,"
-    " null, 100, 1.2, 0.75)",
+    " null, 50, 1.2, 0.75)",
     "bm25_files": "select * from codesift.bm25_files(%(t)s, %(terms)s, %(ids)s, null, null,"
     " 40, 1.2, 0.75)",
     "tsrank_symbols": "select * from codesift.tsrank_symbols(%(t)s, %(terms)s, %(ids)s, null,"
     " null, null, 100)",
     "dense_symbols": "select * from codesift.dense_symbols(%(t)s, %(v)s::vector, %(model)s,"
-    " %(ids)s, null, null, null, 100)",
+    " %(ids)s, null, null, null, 50)",
     "dense_files": "select * from codesift.dense_files(%(t)s, %(v)s::vector, %(model)s, %(ids)s,"
     " null, null, 40)",
 }

@@ -358,25 +358,32 @@ from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
 join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
 join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
 """
-CHARS_PER_TOKEN_MAX = 8  # no code packs more characters than this into one token
 
-# The symbols of large files that could stand in for them: small enough ($4 characters),
+# The symbols of large files that could stand in for them: small enough ($4 tokens),
 # not a container of other symbols, and either already a candidate ($5) or holding at
-# least two query terms ($3; a symbol's lexemes are its BM25 terms)
+# least two query terms ($6: a tsquery of every pair of terms, matched against the
+# symbol's lexemes, which are its BM25 terms); with how many query terms ($3) each holds
 FILE_SYMBOLS = """
 select f.repository_id, f.path, s.id, s.qualified_name, s.kind, s.start_line, s.end_line,
-    s.body, s.parent, s.blob_sha, o.overlap
+    s.body, s.parent, s.blob_sha,
+    (select count(*) from unnest(s.lexemes) u where u.lexeme = any($3)) as overlap
 from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
 join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
 join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-cross join lateral (
-    select count(*) as overlap from unnest(s.lexemes) u where u.lexeme = any($3)
-) o
-where length(s.body) <= $4
+where s.token_count <= $4
     and not (s.parent is not null and s.kind in ('class', 'section'))
-    and (o.overlap >= 2 or s.id = any($5))
+    and (s.id = any($5) or s.lexemes @@ $6::tsquery)
 order by f.path, s.start_line
 """
+PAIR_TERMS = 12  # terms paired for the two-term test (66 pairs); a longer query keeps its first
+
+
+def _two_terms_query(terms: list) -> str:
+    """A tsquery text matching a document that holds at least two of `terms`."""
+    words = ["'" + t.replace("'", "''").replace("\\", "\\\\") + "'" for t in terms[:PAIR_TERMS]]
+    pairs = [f"({a} & {b})" for i, a in enumerate(words) for b in words[i + 1 :]]
+    return " | ".join(pairs) or "'x' & !'x'"  # fewer than two terms: matches nothing
+
 
 # the newest change among each repository's live files: one probe of files_live_changed
 NEWEST = """
@@ -556,13 +563,14 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     for row in _run(
         plpy,
         FILE_SYMBOLS,
-        ["bigint[]", "text[]", "text[]", "int", "bigint[]"],
+        ["bigint[]", "text[]", "text[]", "int", "bigint[]", "text"],
         [
             [i["repository_id"] for i in big],
             [i["path"] for i in big],
             terms,
-            int(limit * CHARS_PER_TOKEN_MAX),
+            int(limit),  # a stand-in must not eat the budget the file could not
             [k[1] for k in items if k[0] == "s"],
+            _two_terms_query(terms),
         ],
     ):
         by_file.setdefault((row["repository_id"], row["path"]), []).append(row)
@@ -572,8 +580,6 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
         scored = []
         for row in rows:
             already = items.get(("s", row["id"]))
-            if packing.estimate_tokens(row["body"]) > limit:
-                continue  # a stand-in must not eat the budget the file could not
             overlap = row["overlap"]
             scored.append(
                 ((already is not None, already and already["score"], overlap), row, already)

@@ -36,14 +36,15 @@ def _plan(plpy, query: str, types: list[str]):
 
 INSERT_SYMBOLS = """
 insert into codesift.code_symbols (tenant_id, blob_sha, name, qualified_name, kind, start_line,
-    end_line, signature, body, parent, part, doc, lexemes, term_count)
+    end_line, signature, body, parent, part, doc, lexemes, term_count, token_count)
 select s.tenant_id, s.blob_sha, s.name, s.qualified_name, s.kind, s.start_line, s.end_line,
     s.signature, s.body, s.parent, s.part, nullif(s.doc, ''), to_tsvector('simple', s.terms),
-    s.term_count
+    s.term_count, s.token_count
 from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
-    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[])
+    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[],
+    $15::int[])
     as s(tenant_id, blob_sha, name, qualified_name, kind, start_line, end_line, signature, body,
-         parent, part, doc, terms, term_count)
+         parent, part, doc, terms, term_count, token_count)
 """
 
 INSERT_IMPORTS = """
@@ -76,6 +77,7 @@ TYPES_SYMBOLS = [
     "int[]",
     "text[]",
     "text[]",
+    "int[]",
     "int[]",
 ]
 TYPES_IMPORTS = ["bigint[]", "text[]", "text[]", "text[]", "text[]", "int[]"]
@@ -161,7 +163,7 @@ def on_blobs_inserted(plpy) -> None:
     import json
 
     rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
-    sym_cols: list[list] = [[] for _ in range(14)]
+    sym_cols: list[list] = [[] for _ in range(15)]
     imp_cols: list[list] = [[] for _ in range(6)]
     lex_cols: list[list] = [[], [], [], [], [], []]
     for row in rows:
@@ -180,6 +182,7 @@ def on_blobs_inserted(plpy) -> None:
                 sym["doc"],
                 terms,
                 len(terms.split()),
+                packing.estimate_tokens(sym["body"]),
             ]
             for col, value in zip(sym_cols, values, strict=True):
                 col.append(value)

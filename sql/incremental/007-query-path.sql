@@ -54,10 +54,11 @@ include (tf, dl);
 drop index codesift.blob_terms_blob;
 
 -- A file's line count and token estimate (packing.estimate_tokens of its text
--- without trailing newlines): whole-file items need both, and reading (and
--- decompressing) a large file's content only to learn it is too big to pack
--- whole would dominate a query.
+-- without trailing newlines), and a symbol's token estimate: whole-file items
+-- need both, and reading (and decompressing) large texts only to learn that
+-- they are too big to pack would dominate a query.
 alter table codesift.blobs add column line_count integer, add column token_count integer;
+alter table codesift.code_symbols add column token_count integer;
 
 create function pg_temp.estimate_tokens(content text)
 returns integer
@@ -65,14 +66,16 @@ language plpython3u
 immutable strict
 as $$
 from codesift_db.packing import estimate_tokens
-return estimate_tokens(content.rstrip("\n"))
+return estimate_tokens(content)
 $$;
 
 update codesift.blobs
 set
     line_count
     = length(rtrim(content, e'\n')) - length(replace(rtrim(content, e'\n'), e'\n', '')) + 1,
-    token_count = pg_temp.estimate_tokens(content);
+    token_count = pg_temp.estimate_tokens(rtrim(content, e'\n'));
+
+update codesift.code_symbols set token_count = pg_temp.estimate_tokens(body);
 
 -- The newest change among a repository's live files (the recency decay's
 -- reference point) is one index probe.

@@ -139,14 +139,16 @@ def test_migration_backfill_matches_extraction(db, indexed):
     writes now (impacts at today's statistics)."""
     before = db.execute("select symbol_id, term, dl from symbol_terms order by 1, 2").fetchall()
     blobs = db.execute("select sha, line_count, token_count from blobs order by 1").fetchall()
+    symbols = db.execute("select id, token_count from code_symbols order by 1").fetchall()
     db.execute("update symbol_terms set dl = null, impact = null")
     db.execute("update blob_terms set dl = null, impact = null")
     db.execute("update blobs set line_count = null, token_count = null")
+    db.execute("update code_symbols set token_count = null")
     text = (SQL_DIR / "incremental" / "007-query-path.sql").read_text()
     statements = [
         u for u in re.split(r";\s*\n", text) if re.match(r"\s*(update |create function pg_temp)", u)
     ]
-    assert len(statements) == 4
+    assert len(statements) == 5
     for statement in statements:
         db.execute(statement)
     assert db.execute("select symbol_id, term, dl from symbol_terms order by 1, 2").fetchall() == (
@@ -155,6 +157,7 @@ def test_migration_backfill_matches_extraction(db, indexed):
     assert db.execute("select sha, line_count, token_count from blobs order by 1").fetchall() == (
         blobs
     )
+    assert db.execute("select id, token_count from code_symbols order by 1").fetchall() == symbols
     nulls = db.execute(
         "select (select count(*) from symbol_terms where impact is null)"
         " + (select count(*) from blob_terms where impact is null or dl is null)"
