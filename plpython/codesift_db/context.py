@@ -23,6 +23,7 @@ RRF_K = 60
 SYMBOL_DEPTH = 50  # rows taken from each symbol leg
 FILE_DEPTH = 40  # rows taken from each file leg
 GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
+GRAPH_NODES = 24  # files the walk may add, best (seed score x hop decay) first
 # a file reached only through the graph (no search leg found it) is context, not an answer:
 # it ranks below the hits its hop decay would otherwise tie it with
 NEIGHBOUR_WEIGHT = 0.7
@@ -509,16 +510,22 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
         ["bigint[]", "text[]", "int", "float8", "int"],
         [repo_ids, seeds, p.graph_depth, p.hop_decay, p.fanout],
     )
-    new_keys = []
+    reached = []
     for r in rows:
         via = list(r["via"])
         score = seed_score.get(via[0], 0.0) * r["factor"] * path_prior(r["path"])
-        key = ("f", r["repository_id"], r["path"])
-        graph = {"graph_hop": r["hop"], "graph_path": via}
+        reached.append((score, r["repository_id"], r["path"], r["hop"], via))
+    reached.sort(key=lambda x: (-x[0], x[3], x[2]))
+    new_keys = []
+    for score, repository_id, path, hop, via in reached:
+        key = ("f", repository_id, path)
+        graph = {"graph_hop": hop, "graph_path": via}
         if key in items:
             items[key].update(graph)
             items[key]["score"] = max(items[key]["score"], score)
             continue
+        if len(new_keys) == GRAPH_NODES:
+            continue  # hub files reach hundreds: only the best become candidates
         items[key] = {
             "key": key,
             "lexical_rank": None,
