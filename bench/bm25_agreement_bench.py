@@ -1,0 +1,219 @@
+"""How close the bounded BM25 legs come to exhaustive BM25 on a real corpus (prints only).
+
+    .venv/bin/python bench/bm25_agreement_bench.py [--build] [--db codesift_bench_corpus]
+
+The retrieval bench scales by replicating one repository, so every document has a hundred
+identical copies and the approximation of the BM25 legs cannot be judged there. This bench
+uses real code instead: --build downloads the source distributions of Django and SymPy from
+PyPI (about 110,000 symbols, 6,600 files), commits them to a git repository in a temp folder
+and indexes it without embeddings (lexical legs only need the postings) into --db.
+
+For each question (30 about Django and SymPy, or --questions FILE with one per line), the top
+20 of bm25_symbols and bm25_files at each --depths value (the setting codesift.bm25_depth:
+postings read per term before exact rescoring) are compared with exhaustive BM25 (every
+posting of every query term summed): mean top-20 overlap, how often the first result is the
+same, and the p50 latency of the leg and of exhaustive scoring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "loader"))
+
+SDISTS = ["django==5.1.4", "sympy==1.13.3"]
+QUESTIONS = [
+    "how are csrf tokens validated",
+    "migration autodetector detects renamed fields",
+    "template filter escapes html",
+    "integrate a rational function",
+    "simplify trigonometric expression",
+    "queryset prefetch related objects",
+    "password hashing pbkdf2 iterations",
+    "session middleware cookie expiry",
+    "url resolver reverse a view name with arguments",
+    "matrix determinant computation",
+    "solve polynomial equation roots",
+    "lazy translation gettext",
+    "model field validation error messages",
+    "form widget renders html attributes",
+    "cache backend timeout",
+    "sql compiler group by clause",
+    "latex printing of expressions",
+    "series expansion around a point",
+    "file upload handler temporary file",
+    "email message with attachments",
+    "paginator page range",
+    "signal receivers connected to a sender",
+    "groebner basis computation",
+    "limit of an expression at infinity",
+    "admin changelist filters",
+    "json field lookups",
+    "timezone aware datetime conversion",
+    "static files storage manifest hashing",
+    "differential equation solver",
+    "prime factorization of integers",
+]
+
+EXHAUSTIVE = {
+    "symbol": """
+with idf as (select * from codesift.bm25_idf(%(t)s, 'symbol', %(terms)s)),
+scored as (
+    select p.symbol_id, sum(
+        idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / greatest(idf.avgdl, 1)))
+    ) as score
+    from idf join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
+    group by p.symbol_id
+)
+select scored.symbol_id from scored
+where exists (select 1 from codesift.code_symbols s join codesift.files f
+    on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
+    and f.repository_id = %(r)s where s.id = scored.symbol_id)
+order by scored.score desc, scored.symbol_id
+limit 20
+""",
+    "file": """
+with idf as (select * from codesift.bm25_idf(%(t)s, 'file', %(terms)s))
+select f.path
+from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
+join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
+    and f.repository_id = %(r)s
+group by f.path
+order by sum(idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / greatest(idf.avgdl, 1))))
+    desc, f.path
+limit 20
+""",
+}
+LEGS = {
+    "symbol": "select symbol_id from codesift.bm25_symbols(%(t)s, %(terms)s,"
+    " array[%(r)s]::bigint[], null, null, null, 50, 1.2, 0.75) limit 20",
+    "file": "select path from codesift.bm25_files(%(t)s, %(terms)s,"
+    " array[%(r)s]::bigint[], null, null, 40, 1.2, 0.75) limit 20",
+}
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def build(dsn: str, db: str, repo: str, tenant: str) -> None:
+    """Fresh database with Django and SymPy indexed (no embeddings)."""
+    from codesift.indexer import index_repository
+    from codesift.migrate import migrate
+
+    admin = make_conninfo(dsn, dbname="postgres")
+    with psycopg.connect(admin, autocommit=True) as c:
+        c.execute(f'drop database if exists "{db}" with (force)')
+        c.execute(f'create database "{db}"')
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        log(f"downloading {', '.join(SDISTS)} from PyPI")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+            + ["-d", str(work / "sdists"), *SDISTS],
+            check=True,
+        )
+        tree = work / "corpus"
+        tree.mkdir()
+        for archive in sorted((work / "sdists").iterdir()):
+            subprocess.run(["tar", "xzf", str(archive), "-C", str(tree)], check=True)
+        env = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com"}
+        env |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+        env |= {"PATH": "/usr/bin:/bin", "HOME": tmp}
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "corpus"]):
+            subprocess.run(["git", *args], cwd=tree, env=env, check=True)
+        with psycopg.connect(make_conninfo(dsn, dbname=db)) as conn:
+            migrate(conn)
+            log("indexing (no embeddings); a few minutes")
+            t0 = time.perf_counter()
+            s = index_repository(conn, tree, name=repo, tenant=tenant, embed=False)
+            took = time.perf_counter() - t0
+            log(f"indexed {s.files} files, {s.new_symbols} symbols in {took:.0f} s")
+        with psycopg.connect(make_conninfo(dsn, dbname=db), autocommit=True) as conn:
+            conn.execute("vacuum analyze")
+
+
+def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[int]) -> None:
+    conn.execute("set jit = off")
+    print(f"{'tier':7} {'depth':>10} {'top-20 overlap':>15} {'same first':>11} {'p50 ms':>8}")
+    for tier in ("symbol", "file"):
+        cases, exhaustive_ms = [], []
+        for q in questions:
+            terms = conn.execute("select codesift.query_terms(%s)", (q,)).fetchone()[0]
+            params = {"t": tenant, "r": repo, "terms": terms}
+            t0 = time.perf_counter()
+            exact = [r[0] for r in conn.execute(EXHAUSTIVE[tier], params).fetchall()]
+            exhaustive_ms.append((time.perf_counter() - t0) * 1000)
+            cases.append((params, exact))
+        for depth in depths:
+            conn.execute(f"set codesift.bm25_depth = {depth}")
+            overlap, first, ms = [], [], []
+            for params, exact in cases:
+                conn.execute(LEGS[tier], params).fetchall()  # warm
+                t0 = time.perf_counter()
+                got = [r[0] for r in conn.execute(LEGS[tier], params).fetchall()]
+                ms.append((time.perf_counter() - t0) * 1000)
+                if exact:
+                    overlap.append(len(set(exact) & set(got)) / len(exact))
+                    first.append(bool(got) and got[0] == exact[0])
+            print(
+                f"{tier:7} {depth:>10,} {statistics.mean(overlap):>15.3f}"
+                f" {statistics.mean(first):>11.2f} {statistics.median(ms):>8.1f}"
+            )
+        conn.execute("reset codesift.bm25_depth")
+        exhaustive = statistics.median(exhaustive_ms)
+        print(f"{tier:7} {'exhaustive':>10} {1:>15.3f} {1:>11.2f} {exhaustive:>8.1f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--db", default="codesift_bench_corpus", help="database with the corpus")
+    ap.add_argument("--build", action="store_true", help="(re)build --db from PyPI sdists")
+    ap.add_argument("--repo", default="corpus", help="repository name")
+    ap.add_argument("--tenant", default="corpus", help="tenant name")
+    ap.add_argument("--depths", default="250,500,1000,2000", help="codesift.bm25_depth values")
+    ap.add_argument("--questions", type=Path, help="one question per line (default: built-in)")
+    args = ap.parse_args()
+    if not args.db.startswith("codesift_bench"):
+        sys.exit(f"refusing to touch {args.db!r}: bench databases are named codesift_bench*")
+    from codesift.db import embedded_dsn
+
+    dsn = os.environ.get("CODESIFT_DSN") or embedded_dsn()
+    if args.build:
+        build(dsn, args.db, args.repo, args.tenant)
+    questions = (
+        [q.strip() for q in args.questions.read_text().splitlines() if q.strip()]
+        if args.questions
+        else QUESTIONS
+    )
+    with psycopg.connect(make_conninfo(dsn, dbname=args.db), autocommit=True) as conn:
+        row = conn.execute(
+            "select r.tenant_id, r.id, (select count(*) from codesift.code_symbols"
+            " where tenant_id = r.tenant_id) from codesift.repositories r join codesift.tenants t"
+            " on t.id = r.tenant_id where t.name = %s and r.name = %s",
+            (args.tenant, args.repo),
+        ).fetchone()
+        if row is None:
+            sys.exit(f"no repository {args.repo!r} of tenant {args.tenant!r} in {args.db}: --build")
+        tenant, repo, symbols = row
+        print(f"bm25 agreement: {args.db}, {symbols:,} symbols, {len(questions)} questions")
+        measure(conn, tenant, repo, questions, [int(d) for d in args.depths.split(",")])
+
+
+if __name__ == "__main__":
+    main()
