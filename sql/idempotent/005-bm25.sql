@@ -13,6 +13,10 @@
 --    index) and the top k returned in exact order.
 -- While fewer than k pass and reading more could find others, depth and pool
 -- grow 8x and the steps run again (like pgvector's iterative index scans).
+--
+-- The queries are static, with every filter optional, and run on a generic
+-- plan cached for the session: the postings scans drive them whatever the
+-- filters, and planning these statements anew cost more than running them.
 
 create or replace function codesift.bm25_idf(tenant bigint, tier text, terms text[])
 returns table (term text, idf double precision, avgdl double precision)
@@ -61,10 +65,12 @@ stable
 security invoker
 set search_path = codesift, public
 set jit = off
+set plan_cache_mode = force_generic_plan
 as $fn$
+#variable_conflict use_column
 declare
-    depth integer := codesift.bm25_depth();
-    pool integer := greatest(4 * k, 400);
+    reading integer := codesift.bm25_depth();
+    checking integer := greatest(4 * k, 400);
     most_postings bigint;
     found bigint;
     passed bigint;
@@ -75,106 +81,102 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     loop
-        -- planned per call with the real values and only the filters in use (a generic
-        -- plan cannot tell an absent filter from a selective one)
-        execute format(
-            $q$
-            with idf as (
-                select * from codesift.bm25_idf($1, 'symbol', $2)
-            ),
+        with idf as (
+            select * from codesift.bm25_idf(tenant, 'symbol', terms)
+        ),
 
-            summed as (
-                select
-                    p.symbol_id,
-                    sum(idf.idf * p.impact) as rough
-                from idf
-                cross join
-                    lateral (
-                        select
-                            t.symbol_id,
-                            t.impact
-                        from codesift.symbol_terms as t
-                        where t.tenant_id = $1 and t.term = idf.term
-                        order by t.impact desc
-                        limit $10
-                    ) as p
-                group by p.symbol_id
-            ),
-
-            pool as (
-                select
-                    summed.symbol_id,
-                    summed.rough
-                from summed
-                order by summed.rough desc, summed.symbol_id asc
-                limit $11
-            ),
-
-            passing as (
-                select pool.symbol_id
-                from pool
-                inner join codesift.code_symbols as s on pool.symbol_id = s.id
-                where
-                    true %s
-                    and exists (
-                        select 1 from codesift.files as f %s
-                        where
-                            f.tenant_id = s.tenant_id
-                            and f.blob_sha = s.blob_sha
-                            and f.live
-                            and f.repository_id = any($3) %s
-                    )
-                order by pool.rough desc, pool.symbol_id asc
-                limit greatest($8, 100)
-            ),
-
-            best as (
-                select
-                    passing.symbol_id,
-                    exact.score
-                from passing
-                cross join
-                    lateral (
-                        select
-                            sum(
-                                idf.idf * t.tf * ($7 + 1)
-                                / (t.tf + $7 * (1 - $9 + $9 * t.dl / greatest(idf.avgdl, 1)))
-                            ) as score
-                        from idf
-                        cross join
-                            lateral (
-                                select
-                                    x.tf,
-                                    x.dl
-                                from codesift.symbol_terms as x
-                                where x.symbol_id = passing.symbol_id and x.term = idf.term
-                            ) as t
-                    ) as exact
-                order by exact.score desc, passing.symbol_id asc
-                limit $8
-            )
-
+        summed as (
             select
-                (select count(*) from summed),
-                (select count(*) from passing),
-                array_agg(best.symbol_id order by best.score desc, best.symbol_id),
-                array_agg(best.score order by best.score desc, best.symbol_id)
-            from best
-            $q$,
-            case when kinds is not null then 'and s.kind = any($6)' else '' end,
-            case
-                when lang is not null
-                    then 'inner join codesift.blobs as bl'
-                    || ' on bl.tenant_id = f.tenant_id and bl.sha = f.blob_sha'
-                else ''
-            end,
-            case when path_prefix is not null then 'and starts_with(f.path, $4)' else '' end
-            || case when lang is not null then ' and bl.language = $5' else '' end
-        ) into found, passed, ids, scores
-        using tenant, terms, repository_ids, path_prefix, lang, kinds, k1, k, b, depth, pool;
-        exit when passed >= k or (depth >= most_postings and found <= pool);
-        depth := depth * 8;
-        pool := pool * 8;
+                p.symbol_id,
+                sum(idf.idf * p.impact) as rough
+            from idf
+            cross join
+                lateral (
+                    select
+                        t.symbol_id,
+                        t.impact
+                    from codesift.symbol_terms as t
+                    where t.tenant_id = tenant and t.term = idf.term
+                    order by t.impact desc
+                    limit reading
+                ) as p
+            group by p.symbol_id
+        ),
+
+        pool as (
+            select
+                summed.symbol_id,
+                summed.rough
+            from summed
+            order by summed.rough desc, summed.symbol_id asc
+            limit checking
+        ),
+
+        passing as (
+            select pool.symbol_id
+            from pool
+            inner join codesift.code_symbols as s on pool.symbol_id = s.id
+            where
+                (kinds is null or s.kind = any(kinds))
+                and exists (
+                    select 1 from codesift.files as f
+                    where
+                        f.tenant_id = s.tenant_id
+                        and f.blob_sha = s.blob_sha
+                        and f.live
+                        and f.repository_id = any(repository_ids)
+                        and (path_prefix is null or starts_with(f.path, path_prefix))
+                        and (
+                            lang is null
+                            or exists (
+                                select 1 from codesift.blobs as bl
+                                where
+                                    bl.tenant_id = f.tenant_id
+                                    and bl.sha = f.blob_sha
+                                    and bl.language = lang
+                            )
+                        )
+                )
+            order by pool.rough desc, pool.symbol_id asc
+            limit greatest(k, 100)
+        ),
+
+        best as (
+            select
+                passing.symbol_id,
+                exact.score
+            from passing
+            cross join
+                lateral (
+                    select
+                        sum(
+                            idf.idf * t.tf * (k1 + 1)
+                            / (t.tf + k1 * (1 - b + b * t.dl / greatest(idf.avgdl, 1)))
+                        ) as score
+                    from idf
+                    cross join
+                        lateral (
+                            select
+                                x.tf,
+                                x.dl
+                            from codesift.symbol_terms as x
+                            where x.symbol_id = passing.symbol_id and x.term = idf.term
+                        ) as t
+                ) as exact
+            order by exact.score desc, passing.symbol_id asc
+            limit k
+        )
+
+        select
+            (select count(*) from summed),
+            (select count(*) from passing),
+            array_agg(best.symbol_id order by best.score desc, best.symbol_id),
+            array_agg(best.score order by best.score desc, best.symbol_id)
+        into found, passed, ids, scores
+        from best;
+        exit when passed >= k or (reading >= most_postings and found <= checking);
+        reading := reading * 8;
+        checking := checking * 8;
     end loop;
     return query select u.id, u.score from unnest(ids, scores) as u (id, score);
 end;
@@ -197,12 +199,15 @@ stable
 security invoker
 set search_path = codesift, public
 set jit = off
+set plan_cache_mode = force_generic_plan
 as $fn$
+#variable_conflict use_column
 declare
     -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
-    -- django + sympy (6,600 files) even 250 postings per term gave the exhaustive top 20
-    depth integer := greatest(codesift.bm25_depth() / 2, 1);
-    pool integer := greatest(4 * k, 200);
+    -- django + sympy (6,600 files) 500 postings per term gave 0.95 of the exhaustive
+    -- top 20 (bench/bm25_agreement_bench.py)
+    reading integer := greatest(codesift.bm25_depth() / 2, 1);
+    checking integer := greatest(4 * k, 200);
     most_postings bigint;
     found bigint;
     passed bigint;
@@ -214,105 +219,106 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     loop
-        execute format(
-            $q$
-            with idf as (
-                select * from codesift.bm25_idf($1, 'file', $2)
-            ),
+        with idf as (
+            select * from codesift.bm25_idf(tenant, 'file', terms)
+        ),
 
-            summed as (
-                select
-                    p.blob_sha,
-                    sum(idf.idf * p.impact) as rough
-                from idf
-                cross join
-                    lateral (
-                        select
-                            t.blob_sha,
-                            t.impact
-                        from codesift.blob_terms as t
-                        where t.tenant_id = $1 and t.term = idf.term
-                        order by t.impact desc
-                        limit $9
-                    ) as p
-                group by p.blob_sha
-            ),
-
-            pool as (
-                select
-                    summed.blob_sha,
-                    summed.rough
-                from summed
-                order by summed.rough desc, summed.blob_sha asc
-                limit $10
-            ),
-
-            -- a blob is a file at every live path that holds it
-            passing as (
-                select
-                    pool.blob_sha,
-                    f.repository_id,
-                    f.path,
-                    pool.rough
-                from pool
-                inner join codesift.files as f
-                    on f.tenant_id = $1 and pool.blob_sha = f.blob_sha %s
-                where f.live and f.repository_id = any($3) %s
-                order by pool.rough desc, f.path asc
-                limit greatest($7, 50)
-            ),
-
-            best as (
-                select
-                    passing.repository_id,
-                    passing.path,
-                    exact.score
-                from passing
-                cross join
-                    lateral (
-                        select
-                            sum(
-                                idf.idf * t.tf * ($6 + 1)
-                                / (t.tf + $6 * (1 - $8 + $8 * t.dl / greatest(idf.avgdl, 1)))
-                            ) as score
-                        from idf
-                        cross join
-                            lateral (
-                                select
-                                    x.tf,
-                                    x.dl
-                                from codesift.blob_terms as x
-                                where
-                                    x.tenant_id = $1
-                                    and x.blob_sha = passing.blob_sha
-                                    and x.term = idf.term
-                            ) as t
-                    ) as exact
-                order by exact.score desc, passing.path asc
-                limit $7
-            )
-
+        summed as (
             select
-                (select count(*) from summed),
-                (select count(*) from passing),
-                array_agg(best.repository_id order by best.score desc, best.path),
-                array_agg(best.path order by best.score desc, best.path),
-                array_agg(best.score order by best.score desc, best.path)
-            from best
-            $q$,
-            case
-                when lang is not null
-                    then 'inner join codesift.blobs as bl'
-                    || ' on bl.tenant_id = f.tenant_id and bl.sha = f.blob_sha'
-                else ''
-            end,
-            case when path_prefix is not null then 'and starts_with(f.path, $4)' else '' end
-            || case when lang is not null then ' and bl.language = $5' else '' end
-        ) into found, passed, repos, paths, scores
-        using tenant, terms, repository_ids, path_prefix, lang, k1, k, b, depth, pool;
-        exit when passed >= k or (depth >= most_postings and found <= pool);
-        depth := depth * 8;
-        pool := pool * 8;
+                p.blob_sha,
+                sum(idf.idf * p.impact) as rough
+            from idf
+            cross join
+                lateral (
+                    select
+                        t.blob_sha,
+                        t.impact
+                    from codesift.blob_terms as t
+                    where t.tenant_id = tenant and t.term = idf.term
+                    order by t.impact desc
+                    limit reading
+                ) as p
+            group by p.blob_sha
+        ),
+
+        pool as (
+            select
+                summed.blob_sha,
+                summed.rough
+            from summed
+            order by summed.rough desc, summed.blob_sha asc
+            limit checking
+        ),
+
+        -- a blob is a file at every live path that holds it
+        passing as (
+            select
+                pool.blob_sha,
+                f.repository_id,
+                f.path,
+                pool.rough
+            from pool
+            inner join codesift.files as f
+                on f.tenant_id = tenant and pool.blob_sha = f.blob_sha
+            where
+                f.live
+                and f.repository_id = any(repository_ids)
+                and (path_prefix is null or starts_with(f.path, path_prefix))
+                and (
+                    lang is null
+                    or exists (
+                        select 1 from codesift.blobs as bl
+                        where
+                            bl.tenant_id = f.tenant_id
+                            and bl.sha = f.blob_sha
+                            and bl.language = lang
+                    )
+                )
+            order by pool.rough desc, f.path asc
+            limit greatest(k, 50)
+        ),
+
+        best as (
+            select
+                passing.repository_id,
+                passing.path,
+                exact.score
+            from passing
+            cross join
+                lateral (
+                    select
+                        sum(
+                            idf.idf * t.tf * (k1 + 1)
+                            / (t.tf + k1 * (1 - b + b * t.dl / greatest(idf.avgdl, 1)))
+                        ) as score
+                    from idf
+                    cross join
+                        lateral (
+                            select
+                                x.tf,
+                                x.dl
+                            from codesift.blob_terms as x
+                            where
+                                x.tenant_id = tenant
+                                and x.blob_sha = passing.blob_sha
+                                and x.term = idf.term
+                        ) as t
+                ) as exact
+            order by exact.score desc, passing.path asc
+            limit k
+        )
+
+        select
+            (select count(*) from summed),
+            (select count(*) from passing),
+            array_agg(best.repository_id order by best.score desc, best.path),
+            array_agg(best.path order by best.score desc, best.path),
+            array_agg(best.score order by best.score desc, best.path)
+        into found, passed, repos, paths, scores
+        from best;
+        exit when passed >= k or (reading >= most_postings and found <= checking);
+        reading := reading * 8;
+        checking := checking * 8;
     end loop;
     return query
     select u.repository_id, u.path, u.score
