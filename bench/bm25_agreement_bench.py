@@ -1,12 +1,13 @@
 """How close the bounded BM25 legs come to exhaustive BM25 on a real corpus (prints only).
 
-    .venv/bin/python bench/bm25_agreement_bench.py [--build] [--db codesift_bench_corpus]
+    .venv/bin/python bench/bm25_agreement_bench.py [--rebuild] [--db codesift_bench_corpus]
 
 The retrieval bench scales by replicating one repository, so every document has a hundred
 identical copies and the approximation of the BM25 legs cannot be judged there. This bench
-uses real code instead: --build downloads the source distributions of Django and SymPy from
-PyPI (about 110,000 symbols, 6,600 files), commits them to a git repository in a temp folder
-and indexes it without embeddings (lexical legs only need the postings) into --db.
+uses real code instead: the first run (or --rebuild) downloads the source distributions of
+Django and SymPy from PyPI (about 110,000 symbols, 6,600 files), commits them to a git
+repository in a temp folder and indexes it without embeddings (lexical legs only need the
+postings) into --db, which later runs reuse.
 
 For each question (30 about Django and SymPy, or --questions FILE with one per line), the top
 20 of bm25_symbols and bm25_files at each --depths value (the setting codesift.bm25_depth:
@@ -144,6 +145,23 @@ def build(dsn: str, db: str, repo: str, tenant: str) -> None:
             conn.execute("vacuum analyze")
 
 
+def corpus_indexed(dsn: str, db: str, tenant: str, repo: str) -> bool:
+    with psycopg.connect(make_conninfo(dsn, dbname="postgres")) as c:
+        if not c.execute("select 1 from pg_database where datname = %s", (db,)).fetchone():
+            return False
+    with psycopg.connect(make_conninfo(dsn, dbname=db)) as c:
+        if c.execute("select to_regclass('codesift.repositories')").fetchone()[0] is None:
+            return False
+        return bool(
+            c.execute(
+                "select 1 from codesift.repositories r join codesift.tenants t"
+                " on t.id = r.tenant_id where t.name = %s and r.name = %s"
+                " and r.indexed_commit is not null",
+                (tenant, repo),
+            ).fetchone()
+        )
+
+
 def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[int]) -> None:
     conn.execute("set jit = off")
     print(f"{'tier':7} {'depth':>10} {'top-20 overlap':>15} {'same first':>11} {'p50 ms':>8}")
@@ -183,7 +201,7 @@ def main() -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--db", default="codesift_bench_corpus", help="database with the corpus")
-    ap.add_argument("--build", action="store_true", help="(re)build --db from PyPI sdists")
+    ap.add_argument("--rebuild", action="store_true", help="rebuild --db from PyPI sdists")
     ap.add_argument("--repo", default="corpus", help="repository name")
     ap.add_argument("--tenant", default="corpus", help="tenant name")
     ap.add_argument("--depths", default="250,500,1000,2000", help="codesift.bm25_depth values")
@@ -194,7 +212,7 @@ def main() -> None:
     from codesift.db import embedded_dsn
 
     dsn = os.environ.get("CODESIFT_DSN") or embedded_dsn()
-    if args.build:
+    if args.rebuild or not corpus_indexed(dsn, args.db, args.tenant, args.repo):
         build(dsn, args.db, args.repo, args.tenant)
     questions = (
         [q.strip() for q in args.questions.read_text().splitlines() if q.strip()]
@@ -208,8 +226,6 @@ def main() -> None:
             " on t.id = r.tenant_id where t.name = %s and r.name = %s",
             (args.tenant, args.repo),
         ).fetchone()
-        if row is None:
-            sys.exit(f"no repository {args.repo!r} of tenant {args.tenant!r} in {args.db}: --build")
         tenant, repo, symbols = row
         print(f"bm25 agreement: {args.db}, {symbols:,} symbols, {len(questions)} questions")
         measure(conn, tenant, repo, questions, [int(d) for d in args.depths.split(",")])
