@@ -49,11 +49,13 @@ language sql
 stable
 security invoker
 set search_path = codesift, public
-return coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '1000')::integer;
+return greatest(
+    coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '1000')::integer, 1
+);
 
 comment on function codesift.bm25_depth() is
 'Postings the BM25 legs read per query term before deepening: setting codesift.bm25_depth, '
-'1,000 by default.';
+'1,000 by default (at least 1).';
 
 create or replace function codesift.bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,

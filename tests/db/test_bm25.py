@@ -163,3 +163,10 @@ def test_migration_backfill_matches_extraction(db, indexed):
         " + (select count(*) from blob_terms where impact is null or dl is null)"
     ).fetchone()[0]
     assert nulls == 0
+
+
+@pytest.mark.parametrize("depth", ["0", "-5"])
+def test_a_depth_below_one_reads_one(db, indexed, depth):
+    assert _symbols(db, indexed, depth=depth, prefix="core/") == _symbols(
+        db, indexed, prefix="core/"
+    )
