@@ -354,7 +354,7 @@ order by s.id, f.path
 FILE_ROWS = """
 select f.repository_id, f.path, f.blob_sha,
     extract(epoch from f.last_changed)::float8 as last_changed, b.line_count as lines,
-    b.token_count as tokens, case when b.token_count <= $3 then b.content end as content
+    case when b.token_count <= $3 then b.content end as content
 from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
 join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
 join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
@@ -410,14 +410,15 @@ def _symbol_item(row: dict) -> dict:
     }
 
 
-def _file_tokens(p: Params) -> int:
-    """Largest file (in estimated tokens) that is packed whole under this budget."""
-    return int(p.token_budget * FILE_SHARE)
+def _file_tokens(budget: int) -> int:
+    """Largest text (in estimated tokens) packed whole under this budget: a larger file is
+    split into its symbols, and no symbol larger than this stands in for it."""
+    return int(budget * FILE_SHARE)
 
 
-def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int = MAX_BUDGET) -> None:
+def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int) -> None:
     """Fill path, lines, text and last_changed; drop candidates that are no longer live.
-    Files over max_file_tokens get text None (they can only be split into symbols)."""
+    Files over max_file_tokens get text None: they are too big to pack whole."""
     symbol_ids = [k[1] for k in items if k[0] == "s"]
     found = set()
     if symbol_ids:
@@ -445,7 +446,6 @@ def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int = MAX_BUDGET
                     "kind": "file",
                     "blob_sha": row["blob_sha"],
                     "text": text,
-                    "whole_tokens": row["tokens"],
                     "last_changed": row["last_changed"],
                 }
             )
@@ -540,25 +540,21 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
         new_keys.append(key)
     if new_keys:
         subset = {k: items.pop(k) for k in new_keys}
-        hydrate(plpy, subset, repo_ids, _file_tokens(p))
+        hydrate(plpy, subset, repo_ids, _file_tokens(p.token_budget))
         items.update(subset)
 
 
 # --- 3. oversized files stand in by their best symbols --------------------------------------
 
 
-def _too_big(item: dict, limit: float) -> bool:
-    return item["text"] is None or item["whole_tokens"] > limit
-
-
 def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
     SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, then
     by query-term overlap) taking the file's score; the others are 'not_packed:too_big'."""
-    limit = budget * FILE_SHARE
     extra: list[dict] = []
+    # hydrate left the text of files too big to pack whole out
     big = sorted(
-        (item for item in items.values() if item["kind"] == "file" and _too_big(item, limit)),
+        (item for item in items.values() if item["kind"] == "file" and item["text"] is None),
         key=lambda i: -i["score"],
     )
     for item in big[SPLIT_FILES:]:
@@ -575,7 +571,7 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
             [i["repository_id"] for i in big],
             [i["path"] for i in big],
             terms,
-            int(limit),  # a stand-in must not eat the budget the file could not
+            _file_tokens(budget),  # a stand-in must not eat the budget the file could not
             [k[1] for k in items if k[0] == "s"],
             _two_terms_query(terms),
         ],
@@ -639,7 +635,7 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         return {}, terms, repos
     legs = _legs(plpy, p, tenant, repo_ids, terms, vector, model)
     items = fuse(legs, p.lexical_weight, p.dense_weight)
-    hydrate(plpy, items, repo_ids, _file_tokens(p))
+    hydrate(plpy, items, repo_ids, _file_tokens(p.token_budget))
     apply_recency(plpy, items, repo_ids, p.recency_lambda)
     return items, terms, repos
 
