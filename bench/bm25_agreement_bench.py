@@ -19,7 +19,6 @@ same, and the p50 latency of the leg and of exhaustive scoring.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -28,10 +27,7 @@ import time
 from pathlib import Path
 
 import psycopg
-from psycopg.conninfo import make_conninfo
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "loader"))
+from codesift.db import current_dsn, database_dsn
 
 SDISTS = ["django==5.1.4", "sympy==1.13.3"]
 QUESTIONS = [
@@ -113,7 +109,7 @@ def build(dsn: str, db: str, repo: str, tenant: str) -> None:
     from codesift.indexer import index_repository
     from codesift.migrate import migrate
 
-    admin = make_conninfo(dsn, dbname="postgres")
+    admin = database_dsn("postgres", dsn)
     with psycopg.connect(admin, autocommit=True) as c:
         c.execute(f'drop database if exists "{db}" with (force)')
         c.execute(f'create database "{db}"')
@@ -134,22 +130,22 @@ def build(dsn: str, db: str, repo: str, tenant: str) -> None:
         env |= {"PATH": "/usr/bin:/bin", "HOME": tmp}
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "corpus"]):
             subprocess.run(["git", *args], cwd=tree, env=env, check=True)
-        with psycopg.connect(make_conninfo(dsn, dbname=db)) as conn:
+        with psycopg.connect(database_dsn(db, dsn)) as conn:
             migrate(conn)
             log("indexing (no embeddings); a few minutes")
             t0 = time.perf_counter()
             s = index_repository(conn, tree, name=repo, tenant=tenant, embed=False)
             took = time.perf_counter() - t0
             log(f"indexed {s.files} files, {s.new_symbols} symbols in {took:.0f} s")
-        with psycopg.connect(make_conninfo(dsn, dbname=db), autocommit=True) as conn:
+        with psycopg.connect(database_dsn(db, dsn), autocommit=True) as conn:
             conn.execute("vacuum analyze")
 
 
 def corpus_indexed(dsn: str, db: str, tenant: str, repo: str) -> bool:
-    with psycopg.connect(make_conninfo(dsn, dbname="postgres")) as c:
+    with psycopg.connect(database_dsn("postgres", dsn)) as c:
         if not c.execute("select 1 from pg_database where datname = %s", (db,)).fetchone():
             return False
-    with psycopg.connect(make_conninfo(dsn, dbname=db)) as c:
+    with psycopg.connect(database_dsn(db, dsn)) as c:
         if c.execute("select to_regclass('codesift.repositories')").fetchone()[0] is None:
             return False
         return bool(
@@ -209,9 +205,7 @@ def main() -> None:
     args = ap.parse_args()
     if not args.db.startswith("codesift_bench"):
         sys.exit(f"refusing to touch {args.db!r}: bench databases are named codesift_bench*")
-    from codesift.db import embedded_dsn
-
-    dsn = os.environ.get("CODESIFT_DSN") or embedded_dsn()
+    dsn = current_dsn()
     if args.rebuild or not corpus_indexed(dsn, args.db, args.tenant, args.repo):
         build(dsn, args.db, args.repo, args.tenant)
     questions = (
@@ -219,7 +213,7 @@ def main() -> None:
         if args.questions
         else QUESTIONS
     )
-    with psycopg.connect(make_conninfo(dsn, dbname=args.db), autocommit=True) as conn:
+    with psycopg.connect(database_dsn(args.db, dsn), autocommit=True) as conn:
         row = conn.execute(
             "select r.tenant_id, r.id, (select count(*) from codesift.code_symbols"
             " where tenant_id = r.tenant_id) from codesift.repositories r join codesift.tenants t"

@@ -672,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from codesift.db import current_dsn
 
-    dsn = args.dsn or os.environ.get("CODESIFT_DSN") or current_dsn()
+    dsn = args.dsn or current_dsn()
     doc = json.loads(Path(args.queries).read_text())
     if args.ids:
         wanted = set(args.ids.split(","))

@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from codesift.db import database_dsn
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = ROOT / ".venv" / "bin"
 DEFAULT_MIRROR = "/work/.mirror/expressjs+express/repo"
@@ -95,18 +97,6 @@ def worker(args: argparse.Namespace) -> None:
 
 
 # --- driver ---------------------------------------------------------------------------------
-
-
-def server_dsn(dbname: str) -> str:
-    from psycopg.conninfo import make_conninfo
-
-    base = os.environ.get("CODESIFT_DSN")
-    if not base:
-        sys.path.insert(0, str(ROOT / "loader"))
-        from codesift.db import embedded_dsn
-
-        base = embedded_dsn()
-    return make_conninfo(base, dbname=dbname)
 
 
 def recreate_database(admin_dsn: str, dbname: str, drop_only: bool = False) -> None:
@@ -247,8 +237,8 @@ def main() -> None:
     import psycopg
 
     ensure_repo(args.repo, args.mirror)
-    dsn = server_dsn(args.db)
-    admin = server_dsn("postgres")
+    dsn = database_dsn(args.db)
+    admin = database_dsn("postgres")
     recreate_database(admin, args.db)
     try:
         env = {**os.environ, "CODESIFT_DSN": dsn}

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+from codesift.db import database_dsn
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MIRROR = "/work/.mirror/expressjs+express/repo"
@@ -104,36 +104,26 @@ def pct(values: list[float], q: float) -> float:
 # --- databases ------------------------------------------------------------------------------
 
 
-def dsn_for(dbname: str) -> str:
-    base = os.environ.get("CODESIFT_DSN")
-    if not base:
-        sys.path.insert(0, str(ROOT / "loader"))
-        from codesift.db import embedded_dsn
-
-        base = embedded_dsn()
-    return make_conninfo(base, dbname=dbname)
-
-
 def check_name(dbname: str) -> None:
     if not dbname.startswith("codesift_bench"):
         sys.exit(f"refusing to touch {dbname!r}: bench databases are named codesift_bench*")
 
 
 def db_exists(dbname: str) -> bool:
-    with psycopg.connect(dsn_for("postgres"), autocommit=True) as c:
+    with psycopg.connect(database_dsn("postgres"), autocommit=True) as c:
         return bool(c.execute("select 1 from pg_database where datname = %s", (dbname,)).fetchone())
 
 
 def drop_db(dbname: str) -> None:
     check_name(dbname)
-    with psycopg.connect(dsn_for("postgres"), autocommit=True) as c:
+    with psycopg.connect(database_dsn("postgres"), autocommit=True) as c:
         c.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(dbname)))
 
 
 def create_db(dbname: str, template: str | None = None) -> None:
     check_name(dbname)
     drop_db(dbname)
-    with psycopg.connect(dsn_for("postgres"), autocommit=True) as c:
+    with psycopg.connect(database_dsn("postgres"), autocommit=True) as c:
         q = sql.SQL("create database {}").format(sql.Identifier(dbname))
         if template:
             q += sql.SQL(" template {}").format(sql.Identifier(template))
@@ -148,7 +138,7 @@ def create_db(dbname: str, template: str | None = None) -> None:
 
 
 def migrate(dbname: str) -> None:
-    env = {**os.environ, "CODESIFT_DSN": dsn_for(dbname)}
+    env = {**os.environ, "CODESIFT_DSN": database_dsn(dbname)}
     out = subprocess.run(
         [str(ROOT / ".venv" / "bin" / "codesift"), "migrate"],
         env=env,
@@ -164,7 +154,7 @@ def build_base(args) -> None:
     """Index the real repository with embeddings into <db>_base (kept between runs)."""
     base = f"{args.db}_base"
     if db_exists(base) and not args.rebuild_base:
-        with psycopg.connect(dsn_for(base)) as c:
+        with psycopg.connect(database_dsn(base)) as c:
             ok = c.execute(
                 "select count(*) from codesift.repositories where name = %s and indexed_commit"
                 " is not null",
@@ -179,11 +169,10 @@ def build_base(args) -> None:
     create_db(base)
     migrate(base)
     log(f"indexing {args.repo} with embeddings into {base} (once)")
-    sys.path.insert(0, str(ROOT / "loader"))
     from codesift.indexer import index_repository
 
     t0 = time.perf_counter()
-    with psycopg.connect(dsn_for(base)) as conn:
+    with psycopg.connect(database_dsn(base)) as conn:
         s = index_repository(
             conn, args.repo, name=args.name, tenant=args.tenant, show_progress=False
         )
@@ -498,7 +487,7 @@ limit %(k)s
 
 
 def app_conn(dbname: str, tenant: int, superuser: bool = False) -> psycopg.Connection:
-    conn = psycopg.connect(dsn_for(dbname), autocommit=True)
+    conn = psycopg.connect(database_dsn(dbname), autocommit=True)
     if not superuser:
         conn.execute("set role codesift_app")
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
@@ -729,7 +718,7 @@ def bm25_agreement(conn, sc: Scale, legs: list[dict]) -> dict:
 
 def explain(dbname: str, sc: Scale, args, query: str, vector: str) -> list[tuple[float, str]]:
     notices: list[str] = []
-    conn = psycopg.connect(dsn_for(dbname), autocommit=True)
+    conn = psycopg.connect(database_dsn(dbname), autocommit=True)
     conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
     try:
         conn.execute("load 'auto_explain'")
@@ -796,7 +785,7 @@ grant execute on function {BENCH}.profile_pack(text, text, text) to codesift_app
 
 def profile(dbname: str, sc: Scale, args, query: str, vector: str) -> str:
     """cProfile of one warm pack_context call inside the backend (PL/Python's own view)."""
-    with psycopg.connect(dsn_for(dbname), autocommit=True) as conn:
+    with psycopg.connect(database_dsn(dbname), autocommit=True) as conn:
         conn.execute(PROFILE_FN)
     with app_conn(dbname, sc.tenant) as conn:
         return conn.execute(
@@ -1052,7 +1041,7 @@ def main() -> None:
     loads: dict = {}
     skipped: dict = {}
     try:
-        with psycopg.connect(dsn_for(args.db), autocommit=True) as conn:
+        with psycopg.connect(database_dsn(args.db), autocommit=True) as conn:
             sc = setup_helpers(conn, args)
             build_peer(conn, sc)
             data = json.loads(args.queries.read_text())

@@ -22,6 +22,11 @@ def current_dsn() -> str:
     return os.environ.get("CODESIFT_DSN") or embedded_dsn()
 
 
+def database_dsn(dbname: str, dsn: str | None = None) -> str:
+    """Another database on the server of `dsn` (default: current_dsn())."""
+    return make_conninfo(dsn or current_dsn(), dbname=dbname)
+
+
 def redacted(dsn: str) -> str:
     """The DSN without its password, for error messages."""
     try:
