@@ -67,9 +67,7 @@ EXHAUSTIVE = {
     "symbol": """
 with idf as (select * from codesift.bm25_idf(%(t)s, 'symbol', %(terms)s)),
 scored as (
-    select p.symbol_id, sum(
-        idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / greatest(idf.avgdl, 1)))
-    ) as score
+    select p.symbol_id, sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) as score
     from idf join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
     group by p.symbol_id
 )
@@ -87,7 +85,7 @@ from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
 join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
     and f.repository_id = %(r)s
 group by f.path
-order by sum(idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / greatest(idf.avgdl, 1))))
+order by sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl))
     desc, f.path
 limit 20
 """,

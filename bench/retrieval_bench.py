@@ -686,7 +686,7 @@ select p.symbol_id
 from idf
 join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
 group by p.symbol_id
-order by sum(idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.dl / greatest(idf.avgdl, 1))))
+order by sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl))
     desc, p.symbol_id
 limit 20
 """

@@ -85,7 +85,7 @@ TYPES_IMPORTS = ["bigint[]", "text[]", "text[]", "text[]", "text[]", "int[]"]
 
 # BM25 postings derived from the lexemes just written: a lexeme's position
 # count is its term frequency; each posting also carries its document's length
-# and its impact (codesift.bm25_impact, the order postings are read in) at the
+# and its impact (codesift.bm25_weight, the order postings are read in) at the
 # tenant's average document length so far (this batch's own for a first one).
 # Then the tenant's term and corpus statistics.
 POSTINGS = """
@@ -106,7 +106,7 @@ with avgdl as (
 ), new_symbols as (
     insert into codesift.symbol_terms (tenant_id, symbol_id, term, tf, dl, impact)
     select s.tenant_id, s.id, u.lexeme, u.tf, coalesce(s.term_count, 0),
-        codesift.bm25_impact(u.tf, s.term_count, a.symbol)
+        codesift.bm25_weight(u.tf, s.term_count, a.symbol)
     from codesift.code_symbols s
     cross join lateral (
         select lexeme, coalesce(array_length(positions, 1), 1) as tf from unnest(s.lexemes)
@@ -117,7 +117,7 @@ with avgdl as (
 ), new_blobs as (
     insert into codesift.blob_terms (tenant_id, blob_sha, term, tf, dl, impact)
     select b.tenant_id, b.sha, u.lexeme, u.tf, coalesce(b.term_count, 0),
-        codesift.bm25_impact(u.tf, b.term_count, a.file)
+        codesift.bm25_weight(u.tf, b.term_count, a.file)
     from codesift.blobs b
     cross join lateral (
         select lexeme, coalesce(array_length(positions, 1), 1) as tf from unnest(b.lexemes)

@@ -3,8 +3,8 @@
 -- BM25 legs are in 005-bm25.sql).
 -- Every leg takes the same filters (repositories, path prefix, language,
 -- symbol kinds) and applies them before its top-k, so filters never starve it.
--- JIT is off in every function: the planner's row estimates for set-returning
--- functions make it compile the legs' millisecond queries for 100+ ms.
+-- JIT is off in every function that runs queries: the planner's row estimates
+-- for set-returning functions make it compile millisecond queries for 100+ ms.
 
 -- Files live at their repository's indexed head, with what filters need.
 create or replace view codesift.live_files
@@ -29,7 +29,6 @@ language plpython3u
 immutable strict parallel safe
 security invoker
 set search_path = codesift, public
-set jit = off
 as $$
 from codesift_db.identifiers import query_terms
 return query_terms(query)

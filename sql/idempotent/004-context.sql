@@ -9,7 +9,6 @@ language plpython3u
 volatile strict
 security invoker
 set search_path = codesift, public
-set jit = off
 as $$
 from codesift_db.context import embed_query
 return embed_query(plpy, query)

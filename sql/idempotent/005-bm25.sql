@@ -151,10 +151,8 @@ begin
             cross join
                 lateral (
                     select
-                        sum(
-                            idf.idf * t.tf * (k1 + 1)
-                            / (t.tf + k1 * (1 - b + b * t.dl / greatest(idf.avgdl, 1)))
-                        ) as score
+                        sum(idf.idf * codesift.bm25_weight(t.tf, t.dl, idf.avgdl, k1, b))
+                            as score
                     from idf
                     cross join
                         lateral (
@@ -289,10 +287,8 @@ begin
             cross join
                 lateral (
                     select
-                        sum(
-                            idf.idf * t.tf * (k1 + 1)
-                            / (t.tf + k1 * (1 - b + b * t.dl / greatest(idf.avgdl, 1)))
-                        ) as score
+                        sum(idf.idf * codesift.bm25_weight(t.tf, t.dl, idf.avgdl, k1, b))
+                            as score
                     from idf
                     cross join
                         lateral (

@@ -1,20 +1,26 @@
 -- What the query path needs is stored once, not computed on every query.
 
--- BM25 postings carry their document's length (so a score needs no lookup of
--- the document) and an impact: the BM25 term weight without idf,
--- tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) with k1 1.2 and b 0.75,
--- at the tenant's average document length when the posting was written. The
--- legs find candidates among each term's best-impact postings, then score the
--- candidates exactly (every query term, today's statistics) through a
--- (document, term) index.
-create function codesift.bm25_impact(tf integer, dl integer, avgdl double precision)
-returns real
+-- Okapi BM25's term weight without idf, the one formula every BM25 score uses.
+create function codesift.bm25_weight(
+    tf integer, dl integer, avgdl double precision,
+    k1 double precision default 1.2, b double precision default 0.75
+)
+returns double precision
 language sql
 immutable parallel safe
-return (tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * coalesce(dl, 0) / greatest(avgdl, 1))))::real;
+return tf * (k1 + 1) / (tf + k1 * (1 - b + b * coalesce(dl, 0) / greatest(avgdl, 1)));
 
-comment on function codesift.bm25_impact(integer, integer, double precision) is
-'BM25 term weight without idf (k1 1.2, b 0.75): the order in which postings are read.';
+comment on function codesift.bm25_weight(
+    integer, integer, double precision, double precision, double precision
+) is
+'Okapi BM25 term weight without idf: tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)).';
+
+-- BM25 postings carry their document's length (so a score needs no lookup of
+-- the document) and an impact: bm25_weight at the default k1 and b and the
+-- tenant's average document length when the posting was written. The legs
+-- find candidates among each term's best-impact postings, then score the
+-- candidates exactly (every query term, today's statistics) through a
+-- (document, term) index.
 
 alter table codesift.symbol_terms add column dl integer, add column impact real;
 alter table codesift.blob_terms add column dl integer, add column impact real;
@@ -22,7 +28,7 @@ alter table codesift.blob_terms add column dl integer, add column impact real;
 update codesift.symbol_terms as t
 set
     dl = coalesce(s.term_count, 0),
-    impact = codesift.bm25_impact(
+    impact = codesift.bm25_weight(
         t.tf, s.term_count, c.total_terms::double precision / greatest(c.docs, 1)
     )
 from codesift.code_symbols as s, codesift.corpus_stats as c
@@ -31,7 +37,7 @@ where s.id = t.symbol_id and c.tenant_id = t.tenant_id and c.tier = 'symbol';
 update codesift.blob_terms as t
 set
     dl = coalesce(b.term_count, 0),
-    impact = codesift.bm25_impact(
+    impact = codesift.bm25_weight(
         t.tf, b.term_count, c.total_terms::double precision / greatest(c.docs, 1)
     )
 from codesift.blobs as b, codesift.corpus_stats as c
