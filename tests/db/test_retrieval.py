@@ -342,3 +342,35 @@ def test_only_the_best_oversized_files_are_split(db, dsn, make_repo):
     decisions = sorted(d for _, d in rows)
     assert decisions.count("expanded:symbols") == 12
     assert decisions.count("not_packed:too_big") == len(rows) - 12 > 0
+
+
+def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
+    files = {
+        "server/retry.py": "def retry_request(request, attempts):\n    return send(request)\n",
+        "server/backoff.py": "def retry_backoff(attempt):\n    return 2 ** attempt\n",
+        "client/retry.js": (
+            "function retryRequest(request, attempts) {\n  return send(request);\n}\n"
+        ),
+        "client/backoff.js": "function retryBackoff(attempt) {\n  return 2 ** attempt;\n}\n",
+    }
+    root = make_repo(files, name="mixed")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="mixed", tenant="acme", show_progress=False)
+    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+
+    def paths(**filters):
+        args = "".join(f", {k} => %({k})s" for k in filters)
+        rows = db.execute(
+            f"select path, why from hybrid_search('retry request attempts backoff',"
+            f" repo => 'mixed', k => 50{args})",
+            filters,
+        ).fetchall()
+        assert any(why["lexical_rank"] for _, why in rows)
+        assert any(why["dense_rank"] for _, why in rows)
+        return {p for p, _ in rows}
+
+    assert paths() == set(files)
+    assert paths(language="python") == {"server/retry.py", "server/backoff.py"}
+    assert paths(path_prefix="client/") == {"client/retry.js", "client/backoff.js"}
+    assert paths(language="javascript", path_prefix="client/retry") == {"client/retry.js"}
