@@ -140,22 +140,14 @@ begin
         '  select s.id, (s.embedding <=> $1)::double precision as distance'
         '  from codesift.code_symbols as s'
         '  where s.tenant_id = $2 and s.embedding_model = $3 %s'
-        '  and exists (select 1 from codesift.files as v'
-        '    where v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha and v.live'
-        '    and v.repository_id = any($4) %s)'
-        '  %s'
+        '  and exists (select 1 from codesift.live_files as v'
+        '    where v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha'
+        '    and v.repository_id = any($4) %s %s)'
         '  order by s.embedding <=> $1 limit $8'
         ') as d order by d.distance, d.id',
         case when kinds is not null then 'and s.kind = any($7)' else '' end,
         case when path_prefix is not null then 'and starts_with(v.path, $5)' else '' end,
-        -- the symbol's blob is the file's: its language needs no join through the file
-        case
-            when lang is not null
-                then 'and exists (select 1 from codesift.blobs as bl'
-                || ' where bl.tenant_id = s.tenant_id and bl.sha = s.blob_sha'
-                || ' and bl.language = $6)'
-            else ''
-        end
+        case when lang is not null then 'and v.language = $6' else '' end
     ) using embedding, tenant, model, repository_ids, path_prefix, lang, kinds, k;
 end;
 $$;
@@ -185,17 +177,17 @@ begin
         'select v.repository_id, v.path, d.distance from ('
         '  select bl.sha, (bl.embedding <=> $1)::double precision as distance'
         '  from codesift.blobs as bl'
-        '  where bl.tenant_id = $2 and bl.embedding_model = $3 %s'
-        '  and exists (select 1 from codesift.files as v'
-        '    where v.tenant_id = bl.tenant_id and v.blob_sha = bl.sha and v.live'
-        '    and v.repository_id = any($4) %s)'
+        '  where bl.tenant_id = $2 and bl.embedding_model = $3'
+        '  and exists (select 1 from codesift.live_files as v'
+        '    where v.tenant_id = bl.tenant_id and v.blob_sha = bl.sha'
+        '    and v.repository_id = any($4) %s %s)'
         '  order by bl.embedding <=> $1 limit $7'
         ') as d'
-        ' join codesift.files as v on v.tenant_id = $2 and v.blob_sha = d.sha and v.live'
+        ' join codesift.live_files as v on v.tenant_id = $2 and v.blob_sha = d.sha'
         ' where v.repository_id = any($4) %s'
         ' order by d.distance, v.path',
-        case when lang is not null then 'and bl.language = $6' else '' end,
         case when path_prefix is not null then 'and starts_with(v.path, $5)' else '' end,
+        case when lang is not null then 'and v.language = $6' else '' end,
         case when path_prefix is not null then 'and starts_with(v.path, $5)' else '' end
     ) using embedding, tenant, model, repository_ids, path_prefix, lang, k;
 end;
