@@ -17,6 +17,11 @@
 -- The queries are static, with every filter optional, and run on a generic
 -- plan cached for the session: the postings scans drive them whatever the
 -- filters, and planning these statements anew cost more than running them.
+--
+-- Every table is read with `tenant_id = tenant` although row-level security
+-- already limits it to the session's tenant: equal to the policy's expression,
+-- it turns the policy's check into a one-time filter instead of one per row
+-- (the exact scoring reads ~7,000 postings rows per query; 2 ms of ~15).
 
 create or replace function codesift.bm25_idf(tenant bigint, tier text, terms text[])
 returns table (term text, idf double precision, avgdl double precision)
@@ -24,8 +29,9 @@ language sql
 stable
 rows 10
 security invoker
-set search_path = codesift, public
-set jit = off
+-- no SET clause: a function with one is never inlined, and this one is inlined into the
+-- legs' queries (its body is schema-qualified and bound at creation, so search_path
+-- cannot change what it reads)
 begin atomic
     select
         t.term,
@@ -74,12 +80,15 @@ declare
     reading integer := codesift.bm25_depth();
     checking integer := greatest(4 * k, 400);
     most_postings bigint;
-    found bigint;
+    all_postings bigint;
     passed bigint;
     ids bigint[];
     scores double precision[];
 begin
-    select coalesce(max(t.df), 0) into most_postings
+    select
+        coalesce(max(t.df), 0),
+        coalesce(sum(t.df), 0)
+    into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     loop
@@ -119,7 +128,8 @@ begin
             from pool
             inner join codesift.code_symbols as s on pool.symbol_id = s.id
             where
-                (kinds is null or s.kind = any(kinds))
+                s.tenant_id = tenant
+                and (kinds is null or s.kind = any(kinds))
                 and exists (
                     select 1 from codesift.files as f
                     where
@@ -160,7 +170,10 @@ begin
                                 x.tf,
                                 x.dl
                             from codesift.symbol_terms as x
-                            where x.symbol_id = passing.symbol_id and x.term = idf.term
+                            where
+                                x.symbol_id = passing.symbol_id
+                                and x.term = idf.term
+                                and x.tenant_id = tenant
                         ) as t
                 ) as exact
             order by exact.score desc, passing.symbol_id asc
@@ -168,13 +181,13 @@ begin
         )
 
         select
-            (select count(*) from summed),
             (select count(*) from passing),
             array_agg(best.symbol_id order by best.score desc, best.symbol_id),
             array_agg(best.score order by best.score desc, best.symbol_id)
-        into found, passed, ids, scores
+        into passed, ids, scores
         from best;
-        exit when passed >= k or (reading >= most_postings and found <= checking);
+        -- every posting read and a pool as large as all of them: nothing more to find
+        exit when passed >= k or (reading >= most_postings and checking >= all_postings);
         reading := reading * 8;
         checking := checking * 8;
     end loop;
@@ -209,13 +222,16 @@ declare
     reading integer := greatest(codesift.bm25_depth() / 2, 1);
     checking integer := greatest(4 * k, 200);
     most_postings bigint;
-    found bigint;
+    all_postings bigint;
     passed bigint;
     repos bigint[];
     paths text[];
     scores double precision[];
 begin
-    select coalesce(max(t.df), 0) into most_postings
+    select
+        coalesce(max(t.df), 0),
+        coalesce(sum(t.df), 0)
+    into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     loop
@@ -307,14 +323,14 @@ begin
         )
 
         select
-            (select count(*) from summed),
             (select count(*) from passing),
             array_agg(best.repository_id order by best.score desc, best.path),
             array_agg(best.path order by best.score desc, best.path),
             array_agg(best.score order by best.score desc, best.path)
-        into found, passed, repos, paths, scores
+        into passed, repos, paths, scores
         from best;
-        exit when passed >= k or (reading >= most_postings and found <= checking);
+        -- every posting read and a pool as large as all of them: nothing more to find
+        exit when passed >= k or (reading >= most_postings and checking >= all_postings);
         reading := reading * 8;
         checking := checking * 8;
     end loop;

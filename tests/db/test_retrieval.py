@@ -3,6 +3,7 @@
 import psycopg
 import pytest
 from codesift.indexer import index_repository
+from codesift_db import dense
 
 from tests.conftest import commit, write_files
 
@@ -186,31 +187,39 @@ def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
         " select r.id, r.tenant_id, 'bulk/f' || g || '.txt', lpad(to_hex(g), 40, '0')"
         " from repositories r, generate_series(1, 3000) g where r.name = 'bulk'"
     )
-    db.execute(
-        "update code_symbols set embedding_model = 'all-MiniLM-L6-v2', embedding = ("
-        " select array_agg(random())::vector(384) from generate_series(1, 384) where id > 0)"
-        " where embedding is null"
-    )
+    for table, key in (("code_symbols", "id > 0"), ("blobs", "size > 0")):
+        db.execute(
+            f"update {table} set embedding_model = 'all-MiniLM-L6-v2', embedding = ("
+            f" select array_agg(random())::vector(384) from generate_series(1, 384)"
+            f" where {key}) where embedding is null"
+        )
     # 4% of them are functions: a filter the index scan has to skip through
     db.execute("update code_symbols set kind = 'function' where name ~ '^bulk$' and id % 25 = 0")
     db.execute("analyze")
     query = db.execute("select embed_query('follow redirects')").fetchone()[0]
     bulk = db.execute("select id from repositories where name = 'bulk'").fetchone()[0]
-    dense = (
-        "select s.id from code_symbols s where s.tenant_id = %(t)s"
-        " and s.embedding_model = 'all-MiniLM-L6-v2' and s.kind = any(%(k)s)"
-        " and exists (select 1 from live_files v"
-        " where v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha"
-        " and v.repository_id = any(%(r)s::bigint[]))"
-        " order by s.embedding <=> %(q)s::vector limit 50"
-    )
     functions = db.execute(
         "select count(*) from code_symbols where name = 'bulk' and kind = 'function'"
     ).fetchone()[0]
     assert functions >= 50
-    args = {"t": tenant, "r": [bulk], "k": ["block", "function"], "q": query}
-    plan = "\n".join(r[0] for r in db.execute("explain " + dense, args).fetchall())
-    assert "Index Scan using code_symbols_embedding" in plan, plan
+    # the statements the legs run, as the legs plan them: unfiltered on the generic plan
+    # they cache, filtered with the values (custom plans)
+    args = (query, tenant, "all-MiniLM-L6-v2", [bulk], None, None, ["block", "function"])
+    symbols_filtered = dense.symbols_query(50, kinds=["block", "function"])
+    for name, text, types, mode, index in [
+        ("sym", dense.symbols_query(50), dense.SYMBOL_TYPES, "generic", "code_symbols"),
+        ("sym_kinds", symbols_filtered, dense.SYMBOL_TYPES, "custom", "code_symbols"),
+        ("files", dense.files_query(40), dense.FILE_TYPES, "generic", "blobs"),
+    ]:
+        db.execute(f"set plan_cache_mode = force_{mode}_plan")
+        # a client-side cursor sends the statement as it is, its $n unbound
+        cursor = psycopg.ClientCursor(db)
+        cursor.execute(f"prepare leg_{name} ({', '.join(types)}) as {text}")
+        values = ", ".join(["%s"] * len(types))
+        cursor.execute(f"explain execute leg_{name} ({values})", args[: len(types)])
+        plan = "\n".join(r[0] for r in cursor.fetchall())
+        assert f"Index Scan using {index}_embedding" in plan, (name, plan)
+    db.execute("reset plan_cache_mode")
     # a 4% filter: k rows come back when k exist (on an index scan, ef_search 100 alone
     # would yield ~4; the leg's iterative scan keeps going; on a table this small the planner
     # may rightly prefer an exact sort of the few matching rows)
