@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from . import diversity, packing
 
 RRF_K = 60
-SYMBOL_DEPTH = 50  # rows taken from each symbol leg
-FILE_DEPTH = 40  # rows taken from each file leg
+SYMBOL_DEPTH = 40  # rows taken from each symbol leg
+FILE_DEPTH = 30  # rows taken from each file leg
 GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
 GRAPH_NODES = 24  # files the walk may add, best (seed score x hop decay) first
 # a file reached only through the graph (no search leg found it) is context, not an answer:
