@@ -206,6 +206,11 @@ def main() -> None:
     dsn = current_dsn()
     if args.rebuild or not corpus_indexed(dsn, args.db, args.tenant, args.repo):
         build(dsn, args.db, args.repo, args.tenant)
+    else:
+        from codesift.migrate import migrate
+
+        with psycopg.connect(database_dsn(args.db, dsn)) as conn:
+            migrate(conn)  # measure the engine of this checkout, not the one that built it
     questions = (
         [q.strip() for q in args.questions.read_text().splitlines() if q.strip()]
         if args.questions

@@ -16,6 +16,7 @@ stage decided, which is what explain_context returns.
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from . import diversity, packing
 
@@ -340,7 +341,9 @@ def fuse(legs: dict, lexical_weight: float, dense_weight: float) -> dict:
 # last_changed comes as seconds since the epoch: the recency decay needs only differences
 SYMBOL_ROWS = """
 select distinct on (s.id) s.id, s.blob_sha, s.qualified_name, s.kind, s.start_line,
-    s.end_line, s.body, f.path, f.repository_id,
+    s.end_line, s.body, s.token_count,
+    (s.parent is not null and s.kind in ('class', 'section')) as container,
+    f.path, f.repository_id,
     extract(epoch from f.last_changed)::float8 as last_changed
 from codesift.code_symbols s
 join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
@@ -360,22 +363,36 @@ join codesift.files f on f.repository_id = k.repository_id and f.path = k.path a
 join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
 """
 
-# The symbols of large files that could stand in for them: small enough ($4 tokens),
-# not a container of other symbols, and either already a candidate ($5) or holding at
-# least two query terms ($6: a tsquery of every pair of terms, matched against the
-# symbol's lexemes, which are its BM25 terms); with how many query terms ($3) each holds
+# Stand-ins a large file's candidate symbols cannot supply: symbols of the file that are not
+# candidates ($5), small enough ($4 tokens), not containers of other symbols, and holding at
+# least two query terms ($6: a tsquery of every pair of terms, matched against the symbol's
+# lexemes, which are its BM25 terms); each file's best $7 by how many query terms ($3) they
+# hold, the first in the file on ties. Only the chosen ones' text is read. $6 is bound as a
+# tsquery: as `$6::tsquery` over a text parameter, the cached generic plan parsed the query
+# again for every symbol (3 ms of a 1 ms statement).
 FILE_SYMBOLS = """
-select f.repository_id, f.path, s.id, s.qualified_name, s.kind, s.start_line, s.end_line,
-    s.body, s.blob_sha,
+select r.repository_id, r.path, s.id, s.qualified_name, s.kind, s.start_line, s.end_line,
+    s.body, s.blob_sha, r.overlap
+from (
+    select f.repository_id, f.path, s.id, o.overlap,
+        row_number() over (
+            partition by f.repository_id, f.path order by o.overlap desc, s.start_line
+        ) as nth
+    from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
+    join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
+    join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
     -- lexemes that are query terms: ts_delete drops them (8x faster than unnesting)
-    length(s.lexemes) - length(ts_delete(s.lexemes, $3::text[])) as overlap
-from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
-join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
-join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-where s.token_count <= $4
-    and not (s.parent is not null and s.kind in ('class', 'section'))
-    and (s.id = any($5) or s.lexemes @@ $6::tsquery)
-order by f.path, s.start_line
+    cross join lateral (
+        select length(s.lexemes) - length(ts_delete(s.lexemes, $3::text[])) as overlap
+    ) o
+    where s.token_count <= $4
+        and not (s.parent is not null and s.kind in ('class', 'section'))
+        and not s.id = any($5)
+        and s.lexemes @@ $6
+) as r
+join codesift.code_symbols s on s.id = r.id
+where r.nth <= $7
+order by r.path, r.nth
 """
 PAIR_TERMS = 12  # terms paired for the two-term test (66 pairs); a longer query keeps its first
 
@@ -408,6 +425,8 @@ def _symbol_item(row: dict) -> dict:
         "blob_sha": row["blob_sha"],
         "text": row["body"],
         "last_changed": row.get("last_changed"),
+        "stored_tokens": row.get("token_count"),
+        "container": row.get("container"),
     }
 
 
@@ -473,6 +492,9 @@ TEST_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.6
 
 
+# a pure function of the path, asked about every candidate of every query: the same paths
+# come back query after query, and the regexes cost more than the rest of the stage
+@lru_cache(maxsize=65_536)
 def path_prior(path: str) -> float:
     if CHANGELOG_PATH.search(path):
         return CHANGELOG_PRIOR
@@ -550,8 +572,9 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
 
 def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
-    SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, then
-    by query-term overlap) taking the file's score; the others are 'not_packed:too_big'."""
+    SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, by
+    score, then other symbols by query-term overlap) taking the file's score; the others
+    are 'not_packed:too_big'."""
     extra: list[dict] = []
     # hydrate left the text of files too big to pack whole out
     big = sorted(
@@ -563,41 +586,45 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     big = big[:SPLIT_FILES]
     if not big:
         return extra
-    by_file: dict = {}
-    for row in _run(
-        plpy,
-        FILE_SYMBOLS,
-        ["bigint[]", "text[]", "text[]", "int", "bigint[]", "text"],
-        [
-            [i["repository_id"] for i in big],
-            [i["path"] for i in big],
-            terms,
-            _file_tokens(budget),  # a stand-in must not eat the budget the file could not
-            [k[1] for k in items if k[0] == "s"],
-            _two_terms_query(terms),
-        ],
-    ):
-        by_file.setdefault((row["repository_id"], row["path"]), []).append(row)
+    limit = _file_tokens(budget)  # a stand-in must not eat the budget the file could not
+    # candidates that can stand in for a file: its symbols (same blob), small, not containers
+    candidates: dict = {}
+    for item in items.values():
+        if item["key"][0] == "s" and not item["container"] and item["stored_tokens"] <= limit:
+            candidates.setdefault(item["blob_sha"], []).append(item)
+    for found in candidates.values():
+        found.sort(key=lambda i: (-i["score"], i["start_line"]))
+    short = [i for i in big if len(candidates.get(i["blob_sha"], ())) < SYMBOLS_PER_FILE]
+    others: dict = {}
+    if short:
+        for row in _run(
+            plpy,
+            FILE_SYMBOLS,
+            ["bigint[]", "text[]", "text[]", "int", "bigint[]", "tsquery", "int"],
+            [
+                [i["repository_id"] for i in short],
+                [i["path"] for i in short],
+                terms,
+                limit,
+                [k[1] for k in items if k[0] == "s"],
+                _two_terms_query(terms),
+                SYMBOLS_PER_FILE,
+            ],
+        ):
+            others.setdefault((row["repository_id"], row["path"]), []).append(row)
     for item in big:
         item["decision"] = EXPANDED
-        rows = by_file.get((item["repository_id"], item["path"]), [])
-        scored = []
-        for row in rows:
-            already = items.get(("s", row["id"]))
-            overlap = row["overlap"]
-            scored.append(
-                ((already is not None, already and already["score"], overlap), row, already)
-            )
-        scored.sort(key=lambda t: t[0], reverse=True)
-        for i, (_, row, already) in enumerate(scored[:SYMBOLS_PER_FILE]):
-            stand_in = item["score"] * (1 - 0.01 * (i + 1))
-            if already is not None:
-                already["score"] = max(already["score"], stand_in)
-                already["via_file"] = item["path"]
+        chosen = candidates.get(item["blob_sha"], [])[:SYMBOLS_PER_FILE]
+        rows = others.get((item["repository_id"], item["path"]), [])
+        for i, stand_in in enumerate(chosen + rows[: SYMBOLS_PER_FILE - len(chosen)]):
+            score = item["score"] * (1 - 0.01 * (i + 1))
+            if i < len(chosen):  # a candidate already: it only gains the file's score
+                stand_in["score"] = max(stand_in["score"], score)
+                stand_in["via_file"] = item["path"]
                 continue
             new = _symbol_item(
                 {
-                    **row,
+                    **stand_in,
                     "repository_id": item["repository_id"],
                     "path": item["path"],
                     "last_changed": item.get("last_changed"),
@@ -609,7 +636,7 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
                     "dense_rank": None,
                     "rrf": 0.0,
                     "recency": item.get("recency", 1.0),
-                    "score": stand_in,
+                    "score": score,
                     "via_file": item["path"],
                     "graph_hop": item.get("graph_hop"),
                 }
