@@ -35,7 +35,10 @@ security invoker
 begin atomic
     select
         t.term,
-        ln(1 + (c.docs - t.df + 0.5) / (t.df + 0.5)) as idf,
+        -- in double precision: with 0.5 as a numeric literal every step was numeric
+        -- arithmetic, 40 ms over the 5,700 rows of a query where the function is inlined
+        -- into a statement that evaluates it per row
+        ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5)) as idf,
         c.total_terms::double precision / greatest(c.docs, 1) as avgdl
     from codesift.corpus_stats as c
     inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
