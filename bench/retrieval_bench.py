@@ -12,7 +12,10 @@ inserted directly with SQL (the extraction trigger is bypassed), then term/corpu
 are updated so BM25 sees them, secondary indexes (HNSW last) are rebuilt after the bulk load,
 and the tables are vacuumed and analysed. Sizes are cumulative within one run.
 
-Measured at each size, side by side, with the express-10 questions (../shared/eval/express.json):
+Measured at each size, side by side, with the express-10 questions (../shared/eval/express.json),
+interleaved: each timed round runs every configuration on one question before the next
+question, so that this shared host's drift in speed (up to 1.5x within an hour) falls on all
+of them alike (the ts_rank_cd leg, seconds per call, runs after the others):
   pack_context p50/p95, warm, as the application role (RLS on): with a precomputed
     query_embedding (embedding excluded), and letting the database embed the text;
     also as superuser (RLS bypassed) for the cost of row-level security;
@@ -48,6 +51,7 @@ from pathlib import Path
 
 import psycopg
 from codesift.db import database_dsn
+from codesift_db.context import FILE_DEPTH, SYMBOL_DEPTH
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -503,22 +507,42 @@ def timed(conn, query: str, params) -> float:
 ROUNDS: dict[str, int] = {}  # timed rounds actually run, per configuration
 
 
-def latency(
-    conn, query: str, params_list: list, reps: int, budget_s: float = 90, label: str = ""
-) -> tuple[list[float], list[float]]:
-    """One warm-up call per parameter set, then up to reps rounds (fewer when a round would
-    not fit in budget_s, at least one); returns (all ms, per-set median ms)."""
-    t0 = time.perf_counter()
-    for p in params_list:
-        conn.execute(query, p).fetchall()
-    warm = time.perf_counter() - t0
-    rounds = max(1, min(reps, int(budget_s / max(warm, 1e-6))))
-    ROUNDS[label] = min(ROUNDS.get(label, rounds), rounds)
-    per: list[list[float]] = [[] for _ in params_list]
-    for _ in range(rounds):
-        for i, p in enumerate(params_list):
-            per[i].append(timed(conn, query, p))
-    return [t for ts in per for t in ts], [statistics.median(ts) for ts in per]
+@dataclass
+class Config:
+    """One measured configuration: a statement, its connection and one parameter set per
+    question, with the seconds its timed rounds may take."""
+
+    label: str
+    conn: psycopg.Connection
+    query: str
+    params: list
+    budget_s: float
+
+
+def interleaved(configs: list[Config], reps: int) -> dict[str, tuple[list, list]]:
+    """label -> (all ms, per-question median ms). One warm-up call per parameter set, then up
+    to reps rounds (fewer when a configuration's round would not fit in its budget_s, at least
+    one). Within a round every configuration runs the same question back to back: this shared
+    host's speed drifts by up to 1.5x within an hour, and measured one after the other, the
+    configurations would be compared across that drift instead of side by side."""
+    rounds = {}
+    for cfg in configs:
+        t0 = time.perf_counter()
+        for p in cfg.params:
+            cfg.conn.execute(cfg.query, p).fetchall()
+        warm = time.perf_counter() - t0
+        rounds[cfg.label] = max(1, min(reps, int(cfg.budget_s / max(warm, 1e-6))))
+        ROUNDS[cfg.label] = min(ROUNDS.get(cfg.label, rounds[cfg.label]), rounds[cfg.label])
+    per = {cfg.label: [[] for _ in cfg.params] for cfg in configs}
+    for r in range(max(rounds.values())):
+        for i in range(len(configs[0].params)):
+            for cfg in configs:
+                if r < rounds[cfg.label]:
+                    per[cfg.label][i].append(timed(cfg.conn, cfg.query, cfg.params[i]))
+    return {
+        label: ([t for ts in runs for t in ts], [statistics.median(ts) for ts in runs])
+        for label, runs in per.items()
+    }
 
 
 PACK = (
@@ -530,17 +554,19 @@ HYBRID = (
     "select * from codesift.hybrid_search(%(q)s, repo => %(repo)s, k => 20,"
     " query_embedding => %(v)s::vector)"
 )
+# each leg as pack_context calls it: the rows it asks of each leg
+SLOW = "tsrank_symbols"  # the ts_rank_cd option, kept for comparison: seconds at 100k
 LEGS = {
     "bm25_symbols": "select * from codesift.bm25_symbols(%(t)s, %(terms)s, %(ids)s, null, null,"
-    " null, 50, 1.2, 0.75)",
+    f" null, {SYMBOL_DEPTH}, 1.2, 0.75)",
     "bm25_files": "select * from codesift.bm25_files(%(t)s, %(terms)s, %(ids)s, null, null,"
-    " 40, 1.2, 0.75)",
+    f" {FILE_DEPTH}, 1.2, 0.75)",
     "tsrank_symbols": "select * from codesift.tsrank_symbols(%(t)s, %(terms)s, %(ids)s, null,"
-    " null, null, 100)",
+    f" null, null, {SYMBOL_DEPTH})",
     "dense_symbols": "select * from codesift.dense_symbols(%(t)s, %(v)s::vector, %(model)s,"
-    " %(ids)s, null, null, null, 50)",
+    f" %(ids)s, null, null, null, {SYMBOL_DEPTH})",
     "dense_files": "select * from codesift.dense_files(%(t)s, %(v)s::vector, %(model)s, %(ids)s,"
-    " null, null, 40)",
+    f" null, null, {FILE_DEPTH})",
 }
 
 
@@ -637,38 +663,36 @@ def measure(dbname: str, sc: Scale, args, queries: list[str], vectors: list[str]
             c.execute("select pg_database_size(current_database())").fetchone()[0] / 2**20
         )
     packs = [{"q": q, "repo": args.name, "v": v} for q, v in zip(queries, vectors, strict=True)]
-    with app_conn(dbname, sc.tenant) as c:
-        log("  pack_context, precomputed embedding")
-        res["pack"], res["pack_per_query"] = latency(
-            c, PACK, packs, args.reps, args.config_budget_s, "pack"
-        )
-        log("  pack_context, database embeds the text")
-        res["pack_embed"], _ = latency(
-            c, PACK_EMBED, packs, args.reps, args.config_budget_s, "pack_embed"
-        )
-        log("  hybrid_search and the legs")
-        res["hybrid"], _ = latency(c, HYBRID, packs, args.reps, args.config_budget_s, "hybrid")
+    budget = args.config_budget_s
+    with app_conn(dbname, sc.tenant) as c, app_conn(dbname, sc.tenant, superuser=True) as su:
         legs = []
         for q, v in zip(queries, vectors, strict=True):
             terms = c.execute("select codesift.query_terms(%s)", (q,)).fetchone()[0]
             legs.append(
                 {"t": sc.tenant, "terms": terms, "ids": [sc.repo_id], "v": v, "model": sc.model}
             )
-        res["legs"] = {}
-        for name, query in LEGS.items():
-            try:
-                res["legs"][name], _ = latency(
-                    c, query, legs, args.reps, args.config_budget_s / 2, name
-                )
-            except psycopg.Error as exc:  # a signature changed under us: say so, go on
-                log(f"  leg {name} failed: {exc}")
-                res["legs"][name] = []
-        log("  peer hybrid query")
         peer = [{**p, "k": 10, "k4": 40} for p in packs]
-        res["peer"], _ = latency(c, PEER_SQL, peer, args.reps, args.config_budget_s, "peer")
+        configs = [
+            Config("pack", c, PACK, packs, budget),
+            Config("pack_embed", c, PACK_EMBED, packs, budget),
+            Config("hybrid", c, HYBRID, packs, budget),
+            *(Config(n, c, query, legs, budget / 2) for n, query in LEGS.items() if n != SLOW),
+            Config("peer", c, PEER_SQL, peer, budget),
+            Config("pack_su", su, PACK, packs, budget / 2),
+        ]
+        log(
+            "  interleaved: pack_context (precomputed embedding, database embeds, superuser),"
+            " hybrid_search, the legs, the peer's query"
+        )
+        timings = interleaved(configs, args.reps)
+        # seconds per call at 100k: on its own, not between the others
+        log(f"  {SLOW}")
+        timings |= interleaved([Config(SLOW, c, LEGS[SLOW], legs, budget / 2)], args.reps)
+        res["pack"], res["pack_per_query"] = timings["pack"]
+        for label in ("pack_embed", "hybrid", "peer", "pack_su"):
+            res[label] = timings[label][0]
+        res["legs"] = {name: timings[name][0] for name in LEGS}
     with app_conn(dbname, sc.tenant, superuser=True) as c:
-        log("  pack_context as superuser (RLS bypassed)")
-        res["pack_su"], _ = latency(c, PACK, packs, args.reps, args.config_budget_s / 2, "pack_su")
         log("  recall")
         res["recall"] = recall(c, sc, args.recall_vectors)
     with app_conn(dbname, sc.tenant) as c:
