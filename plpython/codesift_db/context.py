@@ -590,8 +590,10 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     # candidates that can stand in for a file: its symbols (same blob), small, not containers
     candidates: dict = {}
     for item in items.values():
-        if item["key"][0] == "s" and not item["container"] and item["stored_tokens"] <= limit:
-            candidates.setdefault(item["blob_sha"], []).append(item)
+        tokens = item.get("stored_tokens")
+        if item["key"][0] == "s" and not item["container"] and tokens is not None:
+            if tokens <= limit:
+                candidates.setdefault(item["blob_sha"], []).append(item)
     for found in candidates.values():
         found.sort(key=lambda i: (-i["score"], i["start_line"]))
     short = [i for i in big if len(candidates.get(i["blob_sha"], ())) < SYMBOLS_PER_FILE]

@@ -3,7 +3,7 @@
 import psycopg
 import pytest
 from codesift.indexer import index_repository
-from codesift_db import dense
+from codesift_db import context, dense
 
 from tests.conftest import commit, write_files
 
@@ -383,3 +383,43 @@ def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     assert paths(language="python") == {"server/retry.py", "server/backoff.py"}
     assert paths(path_prefix="client/") == {"client/retry.js", "client/backoff.js"}
     assert paths(language="javascript", path_prefix="client/retry") == {"client/retry.js"}
+
+
+def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
+    # the statement split_big_files runs for the symbols a large file's candidates cannot
+    # supply: not candidates, at least two query terms, best two by how many they hold
+    source = (
+        "def rotate_signing_key(vault):\n    return vault.rotate('signing', 'key')\n\n\n"
+        "def unrelated(x):\n    return x\n\n\n"
+        "def signing_key_for(vault):\n    return vault.get('signing')\n\n\n"
+        "def vault_key(vault):\n    return vault.key\n\n\n"
+        "def vault_key_size(vault):\n    return len(vault.key)\n\n\n"
+        "def signing_only(x):\n    return x\n"
+    )
+    root = make_repo({"vault/keys.py": source}, name="vault")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="vault", tenant="acme", show_progress=False)
+    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    repo = db.execute("select id from repositories where name = 'vault'").fetchone()[0]
+    ids = dict(db.execute("select name, id from code_symbols where kind = 'function'").fetchall())
+    terms = db.execute("select query_terms('rotate signing key vault')").fetchone()[0]
+    query = context.FILE_SYMBOLS
+    for n in range(7, 0, -1):  # psycopg's placeholders for the statement's $n
+        query = query.replace(f"${n}", f"%(p{n})s")
+    rows = db.execute(
+        query.replace("%(p6)s", "%(p6)s::tsquery"),
+        {
+            "p1": [repo],
+            "p2": ["vault/keys.py"],
+            "p3": terms,
+            "p4": 1000,
+            "p5": [ids["rotate_signing_key"]],  # already a candidate: not asked for again
+            "p6": context._two_terms_query(terms),
+            "p7": 2,
+        },
+    ).fetchall()
+    # signing_key_for holds signing, key, vault; vault_key and vault_key_size two each (a
+    # tie: the first in the file); unrelated and signing_only fewer than two
+    assert [r[3] for r in rows] == ["signing_key_for", "vault_key"]
+    assert [r[-1] for r in rows] == [3, 2]
