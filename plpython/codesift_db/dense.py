@@ -85,14 +85,15 @@ def files_query(k: int, path_prefix=None, language=None) -> str:
 def _execute(plpy, query: str, types: list, args: list, filtered: bool):
     if filtered:
         return plpy.execute(plpy.prepare(query, types), args)
-    plan = _plans.get(query)
-    if plan is None:
-        if len(_plans) >= MAX_PLANS:
-            _plans.clear()
-        plan = _plans[query] = plpy.prepare(query, types)
+    if len(_plans) >= MAX_PLANS:
+        _plans.clear()
+    if GENERIC not in _plans:
+        _plans[GENERIC] = plpy.prepare(GENERIC)
+    if query not in _plans:
+        _plans[query] = plpy.prepare(query, types)
     # local to the calling function: its SET clause restores force_custom_plan on return
-    plpy.execute(GENERIC)
-    return plpy.execute(plan, args)
+    plpy.execute(_plans[GENERIC])
+    return plpy.execute(_plans[query], args)
 
 
 def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, language, kinds, k):
