@@ -16,16 +16,21 @@ rejecting rows still yield k of them, and re-sort the relaxed order outside; the
 force_custom_plan, which the unfiltered statement overrides for its own call.
 """
 
+from . import plans
+
+# live at its repository's indexed head, in the asked repositories, passing the filters
+LIVE = """exists (
+            select 1 from codesift.live_files as v
+            where v.tenant_id = {row}.tenant_id and v.blob_sha = {row}.{sha}
+                and v.repository_id = any($4){path}{language}
+        )"""
+
 SYMBOLS = """
 select d.id as symbol_id, d.distance from (
     select s.id, (s.embedding <=> $1)::double precision as distance
     from codesift.code_symbols as s
     where s.tenant_id = $2 and s.embedding_model = $3{kinds}
-        and exists (
-            select 1 from codesift.live_files as v
-            where v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha
-                and v.repository_id = any($4){path}{language}
-        )
+        and {live}
     order by s.embedding <=> $1
     limit {k}
 ) as d
@@ -37,11 +42,7 @@ select v.repository_id, v.path, d.distance from (
     select bl.sha, (bl.embedding <=> $1)::double precision as distance
     from codesift.blobs as bl
     where bl.tenant_id = $2 and bl.embedding_model = $3
-        and exists (
-            select 1 from codesift.live_files as v
-            where v.tenant_id = bl.tenant_id and v.blob_sha = bl.sha
-                and v.repository_id = any($4){path}{language}
-        )
+        and {live}
     order by bl.embedding <=> $1
     limit {k}
 ) as d
@@ -52,10 +53,7 @@ order by d.distance, v.path
 
 SYMBOL_TYPES = ["vector", "bigint", "text", "bigint[]", "text", "text", "text[]"]
 FILE_TYPES = SYMBOL_TYPES[:6]
-MAX_PLANS = 64  # distinct unfiltered statements (one per k) kept per backend
 GENERIC = "select set_config('plan_cache_mode', 'force_generic_plan', true)"
-
-_plans: dict = {}
 
 
 def _limit(k) -> int:
@@ -64,36 +62,33 @@ def _limit(k) -> int:
     return k  # an int: safe to write into the statement
 
 
+def _filters(path_prefix, language) -> dict:
+    return {
+        "path": "\n                and starts_with(v.path, $5)" if path_prefix is not None else "",
+        "language": "\n                and v.language = $6" if language is not None else "",
+    }
+
+
 def symbols_query(k: int, path_prefix=None, language=None, kinds=None) -> str:
     """The symbols statement with only the filters in use ($1..$7 are always declared)."""
-    return SYMBOLS.format(
-        k=_limit(k),
-        kinds="\n        and s.kind = any($7)" if kinds is not None else "",
-        path="\n                and starts_with(v.path, $5)" if path_prefix is not None else "",
-        language="\n                and v.language = $6" if language is not None else "",
-    )
+    live = LIVE.format(row="s", sha="blob_sha", **_filters(path_prefix, language))
+    kinds = "\n        and s.kind = any($7)" if kinds is not None else ""
+    return SYMBOLS.format(k=_limit(k), kinds=kinds, live=live)
 
 
 def files_query(k: int, path_prefix=None, language=None) -> str:
     """The files statement with only the filters in use ($1..$6 are always declared)."""
-    path = " and starts_with(v.path, $5)" if path_prefix is not None else ""
-    return FILES.format(
-        k=_limit(k), path=path, language=" and v.language = $6" if language is not None else ""
-    )
+    filters = _filters(path_prefix, language)
+    live = LIVE.format(row="bl", sha="sha", **filters)
+    return FILES.format(k=_limit(k), live=live, path=filters["path"])
 
 
 def _execute(plpy, query: str, types: list, args: list, filtered: bool):
     if filtered:
         return plpy.execute(plpy.prepare(query, types), args)
-    if len(_plans) >= MAX_PLANS:
-        _plans.clear()
-    if GENERIC not in _plans:
-        _plans[GENERIC] = plpy.prepare(GENERIC)
-    if query not in _plans:
-        _plans[query] = plpy.prepare(query, types)
     # local to the calling function: its SET clause restores force_custom_plan on return
-    plpy.execute(_plans[GENERIC])
-    return plpy.execute(_plans[query], args)
+    plans.run(plpy, GENERIC)
+    return plans.run(plpy, query, types, args)
 
 
 def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, language, kinds, k):

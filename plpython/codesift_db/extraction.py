@@ -9,7 +9,7 @@ resolve_repository_edges: turns the import statements of a repository's live
 files into edges between paths of that repository.
 """
 
-from . import identifiers, imports, packing, symbols
+from . import identifiers, imports, packing, plans, symbols
 
 SYMBOL_COLUMNS = (
     "name",
@@ -22,16 +22,6 @@ SYMBOL_COLUMNS = (
     "parent",
     "part",
 )
-
-
-_PLANS: dict[str, object] = {}
-
-
-def _plan(plpy, query: str, types: list[str]):
-    """Prepare once per backend: this module stays imported for the connection's life."""
-    if query not in _PLANS:
-        _PLANS[query] = plpy.prepare(query, types)
-    return _PLANS[query]
 
 
 INSERT_SYMBOLS = """
@@ -209,18 +199,18 @@ def on_blobs_inserted(plpy) -> None:
         lex_cols[4].append(whole.count("\n") + 1)
         lex_cols[5].append(packing.estimate_tokens(whole))
     if sym_cols[0]:
-        plpy.execute(_plan(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
+        plpy.execute(plans.prepared(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
     if imp_cols[0]:
-        plpy.execute(_plan(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
+        plpy.execute(plans.prepared(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
     if lex_cols[0]:
-        plan = _plan(
+        plan = plans.prepared(
             plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]", "int[]", "int[]", "int[]"]
         )
         plpy.execute(plan, lex_cols)
         # one tenant per statement in practice; grouped so that any insert is right
         for tenant in sorted(set(lex_cols[0])):
             shas = [sha for t, sha in zip(lex_cols[0], lex_cols[1], strict=True) if t == tenant]
-            plpy.execute(_plan(plpy, POSTINGS, ["bigint", "text[]"]), [tenant, shas])
+            plpy.execute(plans.prepared(plpy, POSTINGS, ["bigint", "text[]"]), [tenant, shas])
 
 
 LIVE_IMPORTS = """
