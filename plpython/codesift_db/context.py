@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import diversity, packing
+from . import diversity, packing, plans
 
 RRF_K = 60
 SYMBOL_DEPTH = 40  # rows taken from each symbol leg
@@ -60,13 +60,8 @@ class Params:
     b: float = 0.75
 
 
-_PLANS: dict = {}
-
-
 def _run(plpy, query: str, types: list, args: list):
-    if query not in _PLANS:
-        _PLANS[query] = plpy.prepare(query, types)
-    return plpy.execute(_PLANS[query], args)
+    return plans.run(plpy, query, types, args)
 
 
 def _fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID):
@@ -119,7 +114,7 @@ order by name
 
 
 def _current_tenant(plpy) -> int | None:
-    raw = plpy.execute("select current_setting('app.current_tenant_id', true) as t")[0]["t"]
+    raw = plans.run(plpy, "select current_setting('app.current_tenant_id', true) as t")[0]["t"]
     if raw is None or raw == "":
         return None
     if not raw.isdigit():
@@ -178,7 +173,8 @@ def resolve_scope(plpy, repo: str | None) -> tuple[int, list[dict]]:
 
 
 def _settings(plpy) -> dict:
-    return {r["key"]: r["value"] for r in plpy.execute("select key, value from codesift.settings")}
+    rows = plans.run(plpy, "select key, value from codesift.settings")
+    return {r["key"]: r["value"] for r in rows}
 
 
 def embed_query(plpy, text: str, settings: dict | None = None) -> str | None:
@@ -203,9 +199,8 @@ def _query_vector(plpy, p: Params) -> tuple[str | None, str]:
     settings = _settings(plpy)
     model, dim = settings.get("embedding_model", ""), int(settings.get("embedding_dim", 0))
     if p.query_embedding is not None:
-        given = plpy.execute(
-            plpy.prepare("select vector_dims($1::vector) as d", ["text"]), [p.query_embedding]
-        )[0]["d"]
+        given = _run(plpy, "select vector_dims($1::vector) as d", ["text"], [p.query_embedding])
+        given = given[0]["d"]
         if given != dim:
             _fail(
                 plpy,
@@ -338,11 +333,16 @@ def fuse(legs: dict, lexical_weight: float, dense_weight: float) -> dict:
 
 # --- hydration: paths, lines, text, recency -------------------------------------------------
 
+# A symbol that may stand in for its oversized file: small enough ($n tokens, the largest
+# text packed whole) and not a container of other symbols (a nested class or a section).
+STAND_IN = (
+    "(s.token_count <= ${n} and not (s.parent is not null and s.kind in ('class', 'section')))"
+)
+
 # last_changed comes as seconds since the epoch: the recency decay needs only differences
-SYMBOL_ROWS = """
+SYMBOL_ROWS = f"""
 select distinct on (s.id) s.id, s.blob_sha, s.qualified_name, s.kind, s.start_line,
-    s.end_line, s.body, s.token_count,
-    (s.parent is not null and s.kind in ('class', 'section')) as container,
+    s.end_line, s.body, coalesce({STAND_IN.format(n=3)}, false) as stand_in,
     f.path, f.repository_id,
     extract(epoch from f.last_changed)::float8 as last_changed
 from codesift.code_symbols s
@@ -364,13 +364,13 @@ join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
 """
 
 # Stand-ins a large file's candidate symbols cannot supply: symbols of the file that are not
-# candidates ($5), small enough ($4 tokens), not containers of other symbols, and holding at
-# least two query terms ($6: a tsquery of every pair of terms, matched against the symbol's
-# lexemes, which are its BM25 terms); each file's best $7 by how many query terms ($3) they
-# hold, the first in the file on ties. Only the chosen ones' text is read. $6 is bound as a
-# tsquery: as `$6::tsquery` over a text parameter, the cached generic plan parsed the query
-# again for every symbol (3 ms of a 1 ms statement).
-FILE_SYMBOLS = """
+# candidates ($5), may stand in ($4 tokens) and hold at least two query terms ($6: a tsquery
+# of every pair of terms, matched against the symbol's lexemes, which are its BM25 terms);
+# each file's best $7 by how many query terms ($3) they hold, the first in the file on ties.
+# Only the chosen ones' text is read. $6 is bound as a tsquery: as `$6::tsquery` over a text
+# parameter, the cached generic plan parsed the query again for every symbol (3 ms of a 1 ms
+# statement).
+FILE_SYMBOLS = f"""
 select r.repository_id, r.path, s.id, s.qualified_name, s.kind, s.start_line, s.end_line,
     s.body, s.blob_sha, r.overlap
 from (
@@ -385,8 +385,7 @@ from (
     cross join lateral (
         select length(s.lexemes) - length(ts_delete(s.lexemes, $3::text[])) as overlap
     ) o
-    where s.token_count <= $4
-        and not (s.parent is not null and s.kind in ('class', 'section'))
+    where {STAND_IN.format(n=4)}
         and not s.id = any($5)
         and s.lexemes @@ $6
 ) as r
@@ -425,8 +424,7 @@ def _symbol_item(row: dict) -> dict:
         "blob_sha": row["blob_sha"],
         "text": row["body"],
         "last_changed": row.get("last_changed"),
-        "stored_tokens": row.get("token_count"),
-        "container": row.get("container"),
+        "stand_in": row.get("stand_in", False),
     }
 
 
@@ -442,7 +440,13 @@ def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int) -> None:
     symbol_ids = [k[1] for k in items if k[0] == "s"]
     found = set()
     if symbol_ids:
-        for row in _run(plpy, SYMBOL_ROWS, ["bigint[]", "bigint[]"], [symbol_ids, repo_ids]):
+        rows = _run(
+            plpy,
+            SYMBOL_ROWS,
+            ["bigint[]", "bigint[]", "int"],
+            [symbol_ids, repo_ids, max_file_tokens],
+        )
+        for row in rows:
             items[("s", row["id"])].update(_symbol_item(row))
             found.add(("s", row["id"]))
     files = [k for k in items if k[0] == "f"]
@@ -587,13 +591,11 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
     if not big:
         return extra
     limit = _file_tokens(budget)  # a stand-in must not eat the budget the file could not
-    # candidates that can stand in for a file: its symbols (same blob), small, not containers
+    # candidates that may stand in for a file (hydrate judged them): its symbols, same blob
     candidates: dict = {}
     for item in items.values():
-        tokens = item.get("stored_tokens")
-        if item["key"][0] == "s" and not item["container"] and tokens is not None:
-            if tokens <= limit:
-                candidates.setdefault(item["blob_sha"], []).append(item)
+        if item.get("stand_in"):
+            candidates.setdefault(item["blob_sha"], []).append(item)
     for found in candidates.values():
         found.sort(key=lambda i: (-i["score"], i["start_line"]))
     short = [i for i in big if len(candidates.get(i["blob_sha"], ())) < SYMBOLS_PER_FILE]
@@ -657,8 +659,8 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
     validate(plpy, p)
     tenant, repos = resolve_scope(plpy, p.repo)
     repo_ids = [r["id"] for r in repos]
-    query = plpy.prepare("select codesift.query_terms($1) as t", ["text"])
-    terms = list(plpy.execute(query, [p.query])[0]["t"] or [])
+    terms = _run(plpy, "select codesift.query_terms($1) as t", ["text"], [p.query])[0]["t"]
+    terms = list(terms or [])
     vector, model = _query_vector(plpy, p)
     if not terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
