@@ -1,6 +1,8 @@
 """Connections: every command reads CODESIFT_DSN; unset means the embedded cluster."""
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -59,3 +61,31 @@ def connect(dsn: str | None = None, **kwargs) -> psycopg.Connection:
             f"cannot connect to PostgreSQL at {redacted(dsn)}: {reason}\n  {hint}"
         ) from None
     return conn
+
+
+LOADER_ROLE = "codesift_loader"
+
+
+@contextmanager
+def acting_as_loader(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    """Run a command as the loader role under row-level security, not as superuser.
+
+    With a superuser DSN (the embedded database's default) every command but `migrate`
+    switches to codesift_loader for its work, so a bug or a planted row can never reach
+    across tenants: superuser is needed only to install the schema."""
+    switch = conn.execute("select current_setting('is_superuser') = 'on'").fetchone()[0]
+    if switch:
+        try:
+            conn.execute(f"set role {LOADER_ROLE}")
+        except psycopg.errors.InvalidParameterValue:
+            raise ConnectionFailed(
+                f"role {LOADER_ROLE} does not exist: this database is not migrated to this "
+                "codesift yet; run `codesift migrate`"
+            ) from None
+    try:
+        yield conn
+    finally:
+        if switch and not conn.closed and not conn.broken:
+            if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+                conn.rollback()
+            conn.execute("reset role")

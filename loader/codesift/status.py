@@ -8,22 +8,27 @@ import psycopg
 from . import git
 from .embedder import active_model
 
+# one tenant's repositories ($tenant names it: the statement names the tenant everywhere)
 REPOSITORIES = """
-select r.id, t.name, r.name, r.origin, r.indexed_commit, r.indexed_at, r.indexed_worktree,
-    (select count(*) from codesift.files f where f.repository_id = r.id and f.live),
+select r.id, r.name, r.origin, r.indexed_commit, r.indexed_at, r.indexed_worktree,
+    (select count(*) from codesift.files f
+        where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live),
     (select count(*) from codesift.files f
         join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-        where f.repository_id = r.id and f.live),
-    (select count(*) from codesift.code_symbol_edges e where e.repository_id = r.id),
+        where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live),
+    (select count(*) from codesift.code_symbol_edges e
+        where e.tenant_id = r.tenant_id and e.repository_id = r.id),
     (select count(*) from codesift.files f
         join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-        where f.repository_id = r.id and f.live and s.embedding_model is distinct from %(model)s)
+        where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+            and s.embedding_model is distinct from %(model)s)
     + (select count(*) from codesift.files f
         join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
-        where f.repository_id = r.id and f.live and b.embedding_model is distinct from %(model)s)
-from codesift.repositories r join codesift.tenants t on t.id = r.tenant_id
-where (%(tenant)s::text is null or t.name = %(tenant)s)
-order by t.name, r.name
+        where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+            and b.embedding_model is distinct from %(model)s)
+from codesift.repositories r
+where r.tenant_id = %(tenant)s
+order by r.name
 """
 
 
@@ -52,33 +57,43 @@ class RepositoryStatus:
 def repository_status(
     conn: psycopg.Connection, tenant: str | None = None
 ) -> list[RepositoryStatus]:
+    """Every repository of the tenant (or of every tenant the role may name), acting as
+    each tenant in turn: row-level security applies to every statement."""
     model, _ = active_model(conn)
+    tenants = conn.execute(
+        "select id, name from codesift.tenants where %(name)s::text is null or name = %(name)s"
+        " order by name",
+        {"name": tenant},
+    ).fetchall()
     result = []
-    for row in conn.execute(REPOSITORIES, {"model": model, "tenant": tenant}).fetchall():
-        _, tenant_name, name, origin, commit, at, worktree, files, symbols, edges, backlog = row
-        head = None
-        if origin and Path(origin).is_dir():
-            head = git.head_commit(Path(origin))
-        if head and commit and head != commit:
-            # remembered, so that pack_context can warn every client that this index is behind
-            conn.execute(
-                "update codesift.repositories set head_commit = %s, head_seen_at = now()"
-                " where id = %s and head_commit is distinct from %s",
-                (head, row[0], head),
+    for tenant_id, tenant_name in tenants:
+        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+        rows = conn.execute(REPOSITORIES, {"model": model, "tenant": tenant_id}).fetchall()
+        for row in rows:
+            repo_id, name, origin, commit, at, worktree, files, symbols, edges, backlog = row
+            head = None
+            if origin and Path(origin).is_dir():
+                head = git.head_commit(Path(origin))
+            if head and commit and head != commit:
+                # remembered, so that pack_context can warn every client that this index is behind
+                conn.execute(
+                    "update codesift.repositories set head_commit = %s, head_seen_at = now()"
+                    " where tenant_id = %s and id = %s and head_commit is distinct from %s",
+                    (head, tenant_id, repo_id, head),
+                )
+            result.append(
+                RepositoryStatus(
+                    tenant_name,
+                    name,
+                    origin,
+                    commit,
+                    at,
+                    worktree,
+                    head,
+                    files,
+                    symbols,
+                    edges,
+                    backlog,
+                )
             )
-        result.append(
-            RepositoryStatus(
-                tenant_name,
-                name,
-                origin,
-                commit,
-                at,
-                worktree,
-                head,
-                files,
-                symbols,
-                edges,
-                backlog,
-            )
-        )
     return result

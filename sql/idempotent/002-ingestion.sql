@@ -66,7 +66,3 @@ $$;
 
 comment on function codesift.resolve_edges(bigint) is
 'Recomputes a repository''s import edges from its live files; returns the number of edges.';
-
-grant execute on function codesift.identifier_terms(text) to codesift_app;
-grant execute on function codesift.path_terms(text) to codesift_app;
-grant execute on function codesift.resolve_edges(bigint) to codesift_app;

@@ -405,7 +405,7 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
     ids = dict(db.execute("select name, id from code_symbols where kind = 'function'").fetchall())
     terms = db.execute("select query_terms('rotate signing key vault')").fetchone()[0]
     query = context.FILE_SYMBOLS
-    for n in range(7, 0, -1):  # psycopg's placeholders for the statement's $n
+    for n in range(8, 0, -1):  # psycopg's placeholders for the statement's $n
         query = query.replace(f"${n}", f"%(p{n})s")
     rows = db.execute(
         query.replace("%(p6)s", "%(p6)s::tsquery"),
@@ -417,6 +417,7 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
             "p5": [ids["rotate_signing_key"]],  # already a candidate: not asked for again
             "p6": context._two_terms_query(terms),
             "p7": 2,
+            "p8": tenant,
         },
     ).fetchall()
     # signing_key_for holds signing, key, vault; vault_key and vault_key_size two each (a

@@ -1,0 +1,141 @@
+-- Forgetting: a repository or a whole tenant goes with everything it owned, and
+-- the BM25 statistics (document frequencies, corpus sizes) go down with the
+-- blobs, so that a forgotten repository leaves no vocabulary behind. Each runs
+-- for the session's tenant only (codesift.current_tenant_id()).
+
+-- Blobs of the tenant that no file of any repository points at: their
+-- postings leave the statistics, then they go (symbols, imports, postings and
+-- vectors cascade).
+create or replace function codesift.collect_garbage()
+returns integer
+language plpgsql
+volatile
+security invoker
+set search_path = codesift, public
+as $$
+declare
+    tenant bigint := codesift.current_tenant_id();
+    doomed text[];
+begin
+    if tenant is null then
+        raise exception 'no tenant is set for this session'
+        using errcode = '42501', hint = 'set app.current_tenant_id to your tenant''s id first';
+    end if;
+    doomed := array(
+        select b.sha from codesift.blobs as b
+        where
+            b.tenant_id = tenant
+            and not exists (
+                select from codesift.files as f where f.tenant_id = tenant and f.blob_sha = b.sha
+            )
+    );
+    if cardinality(doomed) = 0 then
+        return 0;
+    end if;
+
+    update codesift.term_stats as ts
+    set df = ts.df - d.df
+    from (
+        select t.term, count(*) as df
+        from codesift.symbol_terms as t
+        inner join codesift.code_symbols as s on t.tenant_id = s.tenant_id and t.symbol_id = s.id
+        where s.tenant_id = tenant and s.blob_sha = any(doomed)
+        group by t.term
+    ) as d
+    where ts.tenant_id = tenant and ts.tier = 'symbol' and ts.term = d.term;
+
+    update codesift.term_stats as ts
+    set df = ts.df - d.df
+    from (
+        select t.term, count(*) as df
+        from codesift.blob_terms as t
+        where t.tenant_id = tenant and t.blob_sha = any(doomed)
+        group by t.term
+    ) as d
+    where ts.tenant_id = tenant and ts.tier = 'file' and ts.term = d.term;
+
+    update codesift.corpus_stats as c
+    set docs = c.docs - d.docs, total_terms = c.total_terms - d.total_terms
+    from (
+        select
+            'symbol' as tier,
+            count(distinct t.symbol_id) as docs,
+            coalesce(sum(t.tf), 0) as total_terms
+        from codesift.symbol_terms as t
+        inner join codesift.code_symbols as s on t.tenant_id = s.tenant_id and t.symbol_id = s.id
+        where s.tenant_id = tenant and s.blob_sha = any(doomed)
+        union all
+        select
+            'file',
+            count(distinct t.blob_sha),
+            coalesce(sum(t.tf), 0)
+        from codesift.blob_terms as t
+        where t.tenant_id = tenant and t.blob_sha = any(doomed)
+    ) as d
+    where c.tenant_id = tenant and c.tier = d.tier;
+
+    delete from codesift.term_stats where tenant_id = tenant and df <= 0;
+    delete from codesift.corpus_stats where tenant_id = tenant and docs <= 0;
+    delete from codesift.blobs where tenant_id = tenant and sha = any(doomed);
+    return cardinality(doomed);
+end
+$$;
+
+comment on function codesift.collect_garbage() is
+'Deletes the session tenant''s blobs that no file points at (with their symbols, imports, '
+'postings and vectors) and takes their postings out of the BM25 statistics; returns how many.';
+
+create or replace function codesift.forget_repository(repo text)
+returns integer
+language plpgsql
+volatile strict
+security invoker
+set search_path = codesift, public
+as $$
+declare
+    tenant bigint := codesift.current_tenant_id();
+    repository bigint;
+begin
+    if tenant is null then
+        raise exception 'no tenant is set for this session'
+        using errcode = '42501', hint = 'set app.current_tenant_id to your tenant''s id first';
+    end if;
+    select r.id into repository
+    from codesift.repositories as r
+    where r.tenant_id = tenant and r.name = repo
+    for update;
+    if not found then
+        raise exception 'unknown repository ''%''', repo
+        using errcode = '42704', hint = 'codesift status lists the indexed repositories';
+    end if;
+    delete from codesift.repositories where tenant_id = tenant and id = repository;
+    return codesift.collect_garbage();
+end
+$$;
+
+comment on function codesift.forget_repository(text) is
+'Removes a repository of the session''s tenant: its tree, its import edges, and the blobs '
+'no other repository of the tenant uses; returns the number of blobs removed.';
+
+create or replace function codesift.forget_tenant()
+returns void
+language plpgsql
+volatile
+security invoker
+set search_path = codesift, public
+as $$
+declare
+    tenant bigint := codesift.current_tenant_id();
+begin
+    if tenant is null then
+        raise exception 'no tenant is set for this session'
+        using errcode = '42501', hint = 'set app.current_tenant_id to your tenant''s id first';
+    end if;
+    -- every table's rows of the tenant cascade from it
+    delete from codesift.tenants where id = tenant;
+end
+$$;
+
+comment on function codesift.forget_tenant() is
+'Removes the session''s tenant and everything it owned (repositories, trees, blobs, symbols, '
+'postings, statistics, vectors, per-tenant role mappings).';
