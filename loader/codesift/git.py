@@ -1,6 +1,15 @@
-"""Reading a git repository with git itself: trees, blob contents, history, worktree."""
+"""Reading a git repository with git itself: trees, blob contents, history, worktree.
 
+Every git output is NUL-framed (file names may hold any byte but NUL), names are
+decoded with surrogateescape (the indexer decides which can be stored), and the
+working tree is read only through paths that stay inside the repository: every
+component is opened relative to its parent without following symlinks.
+"""
+
+import errno
+import hashlib
 import os
+import stat
 import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,6 +20,8 @@ from .errors import IndexingError
 MODE_SYMLINK = "120000"
 MODE_SUBMODULE = "160000"
 
+OUTSIDE = "path leads outside the repository (symlinked folder)"
+
 
 @dataclass(frozen=True)
 class TreeEntry:
@@ -19,6 +30,14 @@ class TreeEntry:
     mode: str
     size: int | None  # None for submodules
     worktree: bool = False  # read from the working tree, not the object store
+
+
+class UnsafePath(Exception):
+    """A working-tree path that is not a regular file reached without symlinks."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 def _git(root: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -34,6 +53,20 @@ def _git(root: Path, *args: str, input: bytes | None = None) -> bytes:
     return result.stdout
 
 
+def decode_name(raw: bytes) -> str:
+    """A file name as git wrote it; undecodable bytes survive as surrogates."""
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def encode_name(path: str) -> bytes:
+    return path.encode("utf-8", errors="surrogateescape")
+
+
+def blob_sha(data: bytes) -> str:
+    """The git object id of a blob with these contents."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def repo_root(path: str | Path) -> Path:
     path = Path(path).expanduser()
     if not path.exists():
@@ -46,7 +79,7 @@ def repo_root(path: str | Path) -> Path:
         raise IndexingError(
             f"{path} is not a git repository (run `git init` there, or point at a checkout)"
         ) from None
-    return Path(out.decode().strip())
+    return Path(os.fsdecode(out[:-1] if out.endswith(b"\n") else out))
 
 
 def resolve_commit(root: Path, ref: str) -> str:
@@ -74,26 +107,48 @@ def list_tree(root: Path, commit: str) -> list[TreeEntry]:
             continue
         meta, path = record.split(b"\t", 1)
         mode, _kind, sha, size = meta.decode().split()
-        entries.append(
-            TreeEntry(
-                path.decode(errors="surrogateescape"), sha, mode, None if size == "-" else int(size)
-            )
-        )
+        entries.append(TreeEntry(decode_name(path), sha, mode, None if size == "-" else int(size)))
     return entries
 
 
 def last_changed(root: Path, commit: str) -> dict[str, datetime]:
-    """When each path last changed, from one pass over the history (newest first)."""
-    out = _git(root, "log", "--pretty=format:%x01%ct", "--name-only", "-z", "--no-renames", commit)
+    """When each path last changed, from one pass over the history (newest first).
+
+    With -z and the format NUL + committer time, the output is, per commit,
+    `\\0<time>\\0` followed (unless the commit lists no files, e.g. a merge) by a
+    newline and each name NUL-terminated. Names are never empty, so an empty
+    field always starts a commit, whatever bytes the names hold.
+    """
+    out = _git(
+        root,
+        "log",
+        "-z",
+        "--format=%x00%ct",
+        "--name-only",
+        "--no-renames",
+        "--no-show-signature",
+        "--no-color",
+        commit,
+    )
     seen: dict[str, datetime] = {}
-    for chunk in out.split(b"\x01"):
-        if not chunk:
-            continue
-        stamp, _, names = chunk.partition(b"\n")
-        when = datetime.fromtimestamp(int(stamp.strip(b"\0")), tz=UTC)  # merges list no files
-        for name in names.split(b"\0"):
-            if name:
-                seen.setdefault(name.decode(errors="surrogateescape"), when)
+    fields = out.split(b"\0")
+    when: datetime | None = None
+    first = False
+    i = 0
+    while i < len(fields):
+        field = fields[i]
+        if not field:  # a commit starts: its time is the next field
+            i += 1
+            if i < len(fields) and fields[i]:
+                when = datetime.fromtimestamp(int(fields[i]), tz=UTC)
+                first = True
+        elif when is not None:
+            if first and field.startswith(b"\n"):
+                field = field[1:]
+            first = False
+            if field:
+                seen.setdefault(decode_name(field), when)
+        i += 1
     return seen
 
 
@@ -131,38 +186,104 @@ class BlobReader:
         self.close()
 
 
-def worktree_changes(root: Path) -> tuple[list[TreeEntry], set[str]]:
-    """Modified and untracked (non-ignored) files hashed the way git would, and deleted paths."""
+def _parent_fd(root: Path, path: str) -> tuple[int, bytes]:
+    """An open descriptor of the path's folder, reached from the root without
+    following any symlink, and the last component. Raises UnsafePath for an
+    escaping or symlinked path, FileNotFoundError when a folder is missing."""
+    parts = encode_name(path).split(b"/")
+    if any(p in (b"", b".", b"..") for p in parts):
+        raise UnsafePath("path leads outside the repository (empty, '.' or '..' component)")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            st = os.lstat(part, dir_fd=fd)
+            if stat.S_ISLNK(st.st_mode):
+                raise UnsafePath(OUTSIDE)
+            if not stat.S_ISDIR(st.st_mode):
+                raise FileNotFoundError(errno.ENOENT, "not a folder", path)
+            try:
+                child = os.open(
+                    part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd
+                )
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # replaced since the lstat
+                    raise UnsafePath(OUTSIDE) from None
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
+
+
+def worktree_lstat(root: Path, path: str) -> os.stat_result | None:
+    """lstat of a working-tree path reached without symlinks; None when missing."""
+    try:
+        fd, name = _parent_fd(root, path)
+    except FileNotFoundError:
+        return None
+    try:
+        return os.lstat(name, dir_fd=fd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_worktree_file(root: Path, path: str, limit: int | None = None) -> bytes:
+    """A regular file's contents (at most `limit` bytes read), never through a symlink,
+    a FIFO or a device. Raises UnsafePath or OSError."""
+    fd, name = _parent_fd(root, path)
+    try:
+        try:
+            handle = os.open(
+                name,
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                dir_fd=fd,
+            )
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath("symlink") from None
+            raise
+    finally:
+        os.close(fd)
+    with os.fdopen(handle, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise UnsafePath("not a regular file")
+        return file.read() if limit is None else file.read(limit + 1)
+
+
+def worktree_changes(
+    root: Path, max_bytes: int | None = None
+) -> tuple[list[TreeEntry], set[str], dict[str, str]]:
+    """Modified and untracked (non-ignored) files hashed the way git hashes a blob
+    (no filters: the sha is that of the bytes the loader stores), deleted paths, and
+    paths that cannot be read safely with the reason. Files over max_bytes are
+    listed with their size and no sha (the indexer skips them)."""
     out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-    changed, deleted = [], set()
+    changed: list[TreeEntry] = []
+    deleted: set[str] = set()
+    unsafe: dict[str, str] = {}
     for record in out.split(b"\0"):
         if len(record) < 4:
             continue
-        path = record[3:].decode(errors="surrogateescape")
-        full = root / path
-        if full.is_symlink():
-            changed.append(TreeEntry(path, "", MODE_SYMLINK, 0, True))
-        elif full.is_file():
-            changed.append(TreeEntry(path, "", "100644", full.stat().st_size, True))
-        elif not full.exists():
-            deleted.add(path)
-    regular = [f for f in changed if f.mode != MODE_SYMLINK]
-    if regular:
-        shas = (
-            _git(
-                root,
-                "hash-object",
-                "--stdin-paths",
-                input="".join(f"{f.path}\n" for f in regular).encode(),
-            )
-            .decode()
-            .split()
-        )
-        hashed = {f.path: sha for f, sha in zip(regular, shas, strict=True)}
-        changed = [TreeEntry(f.path, hashed.get(f.path, ""), f.mode, f.size, True) for f in changed]
-    return changed, deleted
-
-
-def read_worktree_file(root: Path, path: str) -> bytes:
-    with open(os.path.join(root, path), "rb") as handle:
-        return handle.read()
+        path = decode_name(record[3:])
+        try:
+            st = worktree_lstat(root, path)
+            if st is None:
+                deleted.add(path)
+            elif stat.S_ISLNK(st.st_mode):
+                changed.append(TreeEntry(path, "", MODE_SYMLINK, 0, True))
+            elif stat.S_ISREG(st.st_mode):
+                sha = ""
+                if max_bytes is None or st.st_size <= max_bytes:
+                    sha = blob_sha(read_worktree_file(root, path))
+                changed.append(TreeEntry(path, sha, "100644", st.st_size, True))
+            elif not stat.S_ISDIR(st.st_mode):  # a folder (e.g. a submodule) keeps its entry
+                unsafe[path] = "not a regular file"
+        except UnsafePath as exc:
+            unsafe[path] = exc.reason
+        except OSError as exc:
+            unsafe[path] = f"unreadable ({exc.strerror})"
+    return changed, deleted, unsafe

@@ -7,16 +7,27 @@
    being live, edges are resolved, the repository records the indexed commit.
    A crash before this step leaves the previous tree intact.
 4. Embed whatever lacks a vector from the active model (the queue).
-Two loaders on the same repository serialise on an advisory lock.
+Two loaders on the same repository serialise on the repository's row: a second
+connection locks it (row-level security keeps other tenants' roles out) with a
+bounded wait, and records the tree in that same transaction.
+
+The loader never stops on an ordinary repository: names the database cannot hold
+(not UTF-8), names with control characters, paths that leave the repository
+through a symlink (--worktree), git LFS pointers and binary content are counted
+skips; a database error is one IndexingError naming the file.
 """
 
-import hashlib
+import functools
+import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+import psycopg.errors
+import psycopg.sql
 from codesift_db.symbols import detect_language
 
 from . import git
@@ -27,6 +38,7 @@ from .progress import progress_bar
 DEFAULT_MAX_BYTES = 1024 * 1024
 BATCH_BYTES = 2 * 1024 * 1024
 BATCH_BLOBS = 200
+DEFAULT_LOCK_TIMEOUT = 30.0  # seconds a loader waits for another one on the same repository
 
 
 @dataclass
@@ -70,22 +82,140 @@ def ensure_tenant(conn: psycopg.Connection, name: str) -> int:
 
 
 def ensure_repository(conn: psycopg.Connection, tenant_id: int, name: str, origin: str) -> int:
-    return conn.execute(
-        "insert into codesift.repositories (tenant_id, name, origin) values (%s, %s, %s)"
-        " on conflict (tenant_id, name) do update set origin = excluded.origin returning id",
-        (tenant_id, name, origin),
-    ).fetchone()[0]
+    """The repository's id, created if missing. Never waits on the row lock of a
+    running loader (do nothing, not do update: the origin is updated under the lock)."""
+    row = (
+        conn.execute(
+            "insert into codesift.repositories (tenant_id, name, origin) values (%s, %s, %s)"
+            " on conflict (tenant_id, name) do nothing returning id",
+            (tenant_id, name, origin),
+        ).fetchone()
+        or conn.execute(
+            "select id from codesift.repositories where tenant_id = %s and name = %s",
+            (tenant_id, name),
+        ).fetchone()
+    )
+    if row is None:
+        raise IndexingError(f"repository '{name}' is not visible to this role")
+    return row[0]
 
 
-def _lock_key(tenant_id: int, name: str) -> int:
-    digest = hashlib.sha256(f"codesift-index:{tenant_id}:{name}".encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
+def _second_connection(conn: psycopg.Connection, tenant_id: int) -> psycopg.Connection:
+    """Another connection like `conn`: same server, user, role and tenant setting."""
+    password = conn.info.password
+    try:
+        other = psycopg.connect(
+            conn.info.dsn, autocommit=True, **({"password": password} if password else {})
+        )
+    except psycopg.Error as exc:
+        raise IndexingError(
+            f"cannot open a second connection for the repository lock: {_one_line(exc)}"
+        ) from None
+    try:
+        session, role = conn.execute("select session_user, current_user").fetchone()
+        if other.execute("select session_user").fetchone()[0] != session:
+            other.execute(
+                psycopg.sql.SQL("set session authorization {}").format(
+                    psycopg.sql.Identifier(session)
+                )
+            )
+        if role != session:
+            other.execute(psycopg.sql.SQL("set role {}").format(psycopg.sql.Identifier(role)))
+        other.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+        other.autocommit = False
+    except BaseException:
+        other.close()
+        raise
+    return other
+
+
+LOCK_ROW = "select id from codesift.repositories where tenant_id = %s and id = %s"
+
+
+def _lock_repository(
+    conn: psycopg.Connection,
+    tenant_id: int,
+    repo_id: int,
+    name: str,
+    origin: str,
+    lock_timeout: float,
+    show_progress: bool,
+) -> psycopg.Connection:
+    """A second connection inside a transaction that holds the repository's row lock.
+
+    FOR NO KEY UPDATE conflicts with another loader's (and with FOR SHARE/UPDATE
+    by roles that can see the row: row-level security keeps other tenants out), not
+    with the FOR KEY SHARE that foreign-key checks take, so the files and edges that
+    this transaction writes, and the blob batches on `conn`, never wait on it. The
+    wait is bounded by lock_timeout; the caller commits after recording the tree.
+    """
+    lock = _second_connection(conn, tenant_id)
+    try:
+        try:
+            row = lock.execute(LOCK_ROW + " for no key update nowait", (tenant_id, repo_id))
+        except psycopg.errors.LockNotAvailable:
+            lock.rollback()
+            if lock_timeout <= 0:
+                raise IndexingError(
+                    f"another loader is indexing '{name}'; not waiting (--lock-timeout 0)"
+                ) from None
+            if show_progress:
+                from rich.console import Console
+                from rich.text import Text
+
+                Console(stderr=True).print(
+                    Text(f"waiting up to {lock_timeout:g} s for another loader indexing '{name}'")
+                )
+            started = time.monotonic()
+            lock.execute(
+                "select set_config('lock_timeout', %s, true)",  # 0 would mean forever
+                (f"{max(1, round(lock_timeout * 1000))}ms",),
+            )
+            try:
+                row = lock.execute(LOCK_ROW + " for no key update", (tenant_id, repo_id))
+            except psycopg.errors.LockNotAvailable:
+                waited = time.monotonic() - started
+                raise IndexingError(
+                    f"another loader is indexing '{name}'; waited {waited:.1f} s"
+                    " (try again later, or raise --lock-timeout)"
+                ) from None
+        if row.fetchone() is None:
+            raise IndexingError(f"repository '{name}' was removed while starting to index it")
+        lock.execute(
+            "update codesift.repositories set origin = %s"
+            " where tenant_id = %s and id = %s and origin is distinct from %s",
+            (origin, tenant_id, repo_id, origin),
+        )
+    except BaseException:
+        lock.close()
+        raise
+    return lock
+
+
+_NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _name_problem(path: str) -> str | None:
+    """Why the database cannot (or must not) hold this file name, or None.
+
+    PostgreSQL text holds only valid UTF-8; control characters (newlines, escape
+    sequences) would reach prompt headers and terminals through every citation."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8"
+    if _NAME_CONTROL.search(path):
+        return "file name has control characters"
+    return None
 
 
 def _classify(entries, max_bytes: int, summary: IndexSummary) -> list[Candidate]:
     keep = []
     for e in entries:
-        if e.mode == git.MODE_SUBMODULE:
+        problem = _name_problem(e.path)
+        if problem:
+            summary.skipped[problem] += 1
+        elif e.mode == git.MODE_SUBMODULE:
             summary.skipped["submodule"] += 1
         elif e.mode == git.MODE_SYMLINK:
             summary.skipped["symlink"] += 1
@@ -96,11 +226,50 @@ def _classify(entries, max_bytes: int, summary: IndexSummary) -> list[Candidate]
     return keep
 
 
-def _decode(data: bytes) -> str | None:
-    """Text for the database, or None for binary content (NUL bytes)."""
+LFS_POINTER = (
+    b"version https://git-lfs.github.com/spec/v1",
+    b"version https://hawser.github.com/spec/v1",
+)
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+BINARY_SHARE = 0.25  # undecodable bytes and control bytes: more than this is not text
+
+
+def _decode(data: bytes) -> tuple[str | None, str]:
+    """Text for the database, or None and the reason to skip it: binary (NUL bytes),
+    a git LFS pointer (the content is elsewhere), or mostly undecodable bytes."""
     if b"\0" in data:
-        return None
-    return data.decode("utf-8", errors="replace")
+        return None, "binary"
+    if data.startswith(LFS_POINTER):
+        return None, "git LFS pointer"
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") + len(_CONTROL_BYTES.findall(data))
+    if bad > BINARY_SHARE * len(text):
+        return None, "binary (mostly undecodable)"
+    return text, ""
+
+
+def _one_line(exc: psycopg.Error) -> str:
+    message = exc.diag.message_primary or str(exc) or type(exc).__name__
+    return " ".join(message.split())
+
+
+def _insert_blobs(conn, tenant_id, rows: list[tuple], summary) -> None:
+    shas, sizes, languages, contents, paths = (list(c) for c in zip(*rows, strict=True))
+    with conn.transaction():
+        inserted = conn.execute(
+            "insert into codesift.blobs (tenant_id, sha, size, language, content, path_hint)"
+            " select %s, * from"
+            " unnest(%s::text[], %s::int[], %s::text[], %s::text[], %s::text[])"
+            " on conflict do nothing returning sha",
+            (tenant_id, shas, sizes, languages, contents, paths),
+        ).fetchall()
+        symbols = conn.execute(
+            "select count(*) from codesift.code_symbols where tenant_id = %s"
+            " and blob_sha = any(%s)",
+            (tenant_id, [r[0] for r in inserted]),
+        ).fetchone()[0]
+    summary.new_symbols += symbols
+    summary.new_blobs += len(inserted)
 
 
 def _push_blobs(conn, root, tenant_id, todo: list[Candidate], summary, show_progress) -> None:
@@ -108,38 +277,44 @@ def _push_blobs(conn, root, tenant_id, todo: list[Candidate], summary, show_prog
     size = 0
 
     def flush():
+        """One transaction per batch; when the database refuses a batch, the blobs
+        go one by one to name the file it refuses."""
         nonlocal rows, size
         if not rows:
             return
-        shas, sizes, languages, contents, paths = (list(c) for c in zip(*rows, strict=True))
-        with conn.transaction():
-            inserted = conn.execute(
-                "insert into codesift.blobs (tenant_id, sha, size, language, content, path_hint)"
-                " select %s, * from"
-                " unnest(%s::text[], %s::int[], %s::text[], %s::text[], %s::text[])"
-                " on conflict do nothing returning sha",
-                (tenant_id, shas, sizes, languages, contents, paths),
-            ).fetchall()
-            summary.new_symbols += conn.execute(
-                "select count(*) from codesift.code_symbols where tenant_id = %s"
-                " and blob_sha = any(%s)",
-                (tenant_id, [r[0] for r in inserted]),
-            ).fetchone()[0]
-        summary.new_blobs += len(inserted)
+        try:
+            _insert_blobs(conn, tenant_id, rows, summary)
+        except psycopg.Error as exc:
+            if conn.broken or len(rows) == 1:
+                raise _refused(rows[0][4] if len(rows) == 1 else None, exc) from None
+            for row in rows:
+                try:
+                    _insert_blobs(conn, tenant_id, [row], summary)
+                except psycopg.Error as one:
+                    raise _refused(row[4], one) from None
         rows, size = [], 0
 
     with git.BlobReader(root) as reader, progress_bar(show_progress) as bar:
         task = bar.add_task("blobs", total=len(todo))
         for c in todo:
             try:
-                data = git.read_worktree_file(root, c.path) if c.worktree else reader.read(c.sha)
+                if c.worktree:
+                    data = git.read_worktree_file(root, c.path, limit=c.size)
+                    if git.blob_sha(data) != c.sha:
+                        raise git.UnsafePath("changed while indexing")
+                else:
+                    data = reader.read(c.sha)
+            except git.UnsafePath as exc:
+                summary.skipped[exc.reason] += 1
+                bar.advance(task)
+                continue
             except OSError as exc:
                 summary.skipped[f"unreadable ({exc.strerror})"] += 1
                 bar.advance(task)
                 continue
-            text = _decode(data)
+            text, reason = _decode(data)
             if text is None:
-                summary.skipped["binary"] += 1
+                summary.skipped[reason] += 1
             else:
                 rows.append((c.sha, len(data), detect_language(c.path), text, c.path))
                 size += len(data)
@@ -147,6 +322,12 @@ def _push_blobs(conn, root, tenant_id, todo: list[Candidate], summary, show_prog
                     flush()
             bar.advance(task)
         flush()
+
+
+def _refused(path: str | None, exc: psycopg.Error) -> IndexingError:
+    if path is None:
+        return IndexingError(f"the database failed while storing blobs: {_one_line(exc)}")
+    return IndexingError(f"the database refused file '{path}': {_one_line(exc)}")
 
 
 RECORD_FILES = """
@@ -157,7 +338,7 @@ select %(repo)s, b.tenant_id, t.path, t.sha, true, t.changed,
 from unnest(%(paths)s::text[], %(shas)s::text[], %(changed)s::timestamptz[])
     as t(path, sha, changed)
 join codesift.blobs b on b.tenant_id = %(tenant)s and b.sha = t.sha
-on conflict (repository_id, path) do update
+on conflict (tenant_id, repository_id, path) do update
 set blob_sha = excluded.blob_sha, live = true, last_changed = excluded.last_changed,
     lexemes = excluded.lexemes
 where f.blob_sha is distinct from excluded.blob_sha or not f.live
@@ -188,8 +369,8 @@ def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, sum
         )
         summary.removed_paths = conn.execute(
             "update codesift.files set live = false"
-            " where repository_id = %s and live and not (path = any(%s))",
-            (repo_id, [c.path for c in kept]),
+            " where tenant_id = %s and repository_id = %s and live and not (path = any(%s))",
+            (tenant_id, repo_id, [c.path for c in kept]),
         ).rowcount
         summary.edges = conn.execute("select codesift.resolve_edges(%s)", (repo_id,)).fetchone()[0]
         conn.execute(
@@ -200,6 +381,23 @@ def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, sum
         summary.files = len(kept)
 
 
+def _database_errors_as_one_line(index):
+    """Any database error the steps below do not name a file for becomes one
+    IndexingError line, never a traceback."""
+
+    @functools.wraps(index)
+    def wrapper(conn, path, *args, **kwargs):
+        try:
+            return index(conn, path, *args, **kwargs)
+        except psycopg.Error as exc:
+            raise IndexingError(
+                f"indexing {path} failed in the database: {_one_line(exc)}"
+            ) from None
+
+    return wrapper
+
+
+@_database_errors_as_one_line
 def index_repository(
     conn: psycopg.Connection,
     path: str | Path,
@@ -210,26 +408,24 @@ def index_repository(
     max_bytes: int = DEFAULT_MAX_BYTES,
     embed: bool = True,
     show_progress: bool = True,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> IndexSummary:
     root = git.repo_root(path)
     commit = git.resolve_commit(root, ref)
     name = name or root.name
+    if _name_problem(name):
+        raise IndexingError(f"the repository name {name!r} cannot be stored: pass --name")
+    origin = git.encode_name(str(root)).decode("utf-8", errors="replace")
     conn.autocommit = True
     tenant_id = ensure_tenant(conn, tenant)
-    repo_id = ensure_repository(conn, tenant_id, name, str(root))
+    repo_id = ensure_repository(conn, tenant_id, name, origin)
     summary = IndexSummary(repository=name, commit=commit)
 
-    key = _lock_key(tenant_id, name)
-    if not conn.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
-        if show_progress:
-            from rich.console import Console
-
-            Console(stderr=True).print(f"waiting for another loader indexing '{name}'...")
-        conn.execute("select pg_advisory_lock(%s)", (key,))
+    lock = _lock_repository(conn, tenant_id, repo_id, name, origin, lock_timeout, show_progress)
     try:
         entries = git.list_tree(root, commit)
         if worktree:
-            entries = _overlay_worktree(root, entries)
+            entries = _overlay_worktree(root, entries, max_bytes, summary)
         files = _classify(entries, max_bytes, summary)
         known = {
             r[0]
@@ -246,16 +442,24 @@ def index_repository(
         summary.reused_blobs = len({c.sha for c in files} & known)
         _push_blobs(conn, root, tenant_id, todo, summary, show_progress)
         changed = git.last_changed(root, commit)
-        _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, summary)
-        if embed:
-            summary.embedded = embed_pending(conn, tenant_id, show_progress)
+        # in the lock's transaction: the tree and the lock's release commit together
+        _record_tree(lock, repo_id, tenant_id, commit, worktree, files, changed, summary)
+        lock.commit()
     finally:
-        conn.execute("select pg_advisory_unlock(%s)", (key,))
+        lock.close()
+    if embed:
+        summary.embedded = embed_pending(conn, tenant_id, show_progress)
     return summary
 
 
-def _overlay_worktree(root: Path, entries: list[git.TreeEntry]) -> list[git.TreeEntry]:
-    changed, deleted = git.worktree_changes(root)
-    by_path = {e.path: e for e in entries if e.path not in deleted}
+def _overlay_worktree(
+    root: Path, entries: list[git.TreeEntry], max_bytes: int, summary: IndexSummary
+) -> list[git.TreeEntry]:
+    """The tree with uncommitted changes: paths that cannot be read safely (e.g. a
+    tracked file now behind a symlinked folder) are counted skips and left out."""
+    changed, deleted, unsafe = git.worktree_changes(root, max_bytes)
+    for reason in unsafe.values():
+        summary.skipped[reason] += 1
+    by_path = {e.path: e for e in entries if e.path not in deleted and e.path not in unsafe}
     by_path.update((f.path, f) for f in changed)
     return list(by_path.values())
