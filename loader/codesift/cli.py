@@ -1,10 +1,21 @@
-"""The codesift command line. Every command reads CODESIFT_DSN (unset: the embedded database)."""
+"""The codesift command line. Every command reads CODESIFT_DSN (unset: the embedded database).
 
+Repository data (names, paths, symbols, code, error messages quoting them) is never
+rendered as rich markup: it goes out as Text objects. Control characters in data
+shown to a person are made visible (\\x1b), and code printed to a terminal loses
+them, so that escape sequences in indexed files never reach a terminal; piped
+output stays exact.
+"""
+
+import re
 import sys
 from typing import Annotated
 
 import typer
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
 from . import db
 from .errors import CodesiftError
@@ -17,6 +28,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 err = Console(stderr=True, soft_wrap=True)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # not \t or \n
+
+
+def strip_controls(text: str) -> str:
+    """Code for a terminal: every control character but newline and tab removed."""
+    return _CONTROL.sub("", text)
+
+
+def visible(text: str) -> str:
+    """Data for a person: control characters shown as escapes (\\x1b), not obeyed."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def plain(text: object, style: str = "") -> Text:
+    """Data as a rich renderable: no markup, no emoji codes, no control characters."""
+    return Text(visible(str(text)), style=style)
 
 
 def _stdout() -> Console:
@@ -48,7 +77,7 @@ def migrate(
         result = run_migrations(conn, embedding_dim=embedding_dim)
     if result.applied:
         for name in result.applied:
-            err.print(f"applied {name}")
+            err.print(Text("applied ") + plain(name))
         err.print(f"[green]{len(result.applied)} migration(s) applied[/green]")
     else:
         err.print("nothing to apply: the database is up to date")
@@ -77,12 +106,20 @@ def index(
     embed: Annotated[
         bool, typer.Option(help="Compute embeddings for new symbols and files.")
     ] = True,
+    lock_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds to wait for another loader indexing the same repository "
+            "before giving up (0: do not wait).",
+            min=0,
+        ),
+    ] = 30.0,
 ) -> None:
     """Index a git repository: push new blobs (symbols and imports are extracted in the
     database), record the tree at REF, resolve import edges, embed what is new."""
     from .indexer import index_repository
 
-    with db.connect() as conn:
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
         s = index_repository(
             conn,
             path,
@@ -92,16 +129,21 @@ def index(
             worktree=worktree,
             max_bytes=max_bytes,
             embed=embed,
+            lock_timeout=lock_timeout,
         )
     err.print(
-        f"[green]indexed[/green] {s.repository} @ {s.commit[:12]}"
-        f"{' + worktree' if worktree else ''}:"
-        f" {s.files} files, {s.new_blobs} new blobs ({s.reused_blobs} already stored),"
-        f" {s.new_symbols} new symbols, {s.removed_paths} paths removed, {s.edges} import edges,"
-        f" embedded {s.embedded.symbols} symbols + {s.embedded.blobs} files"
+        Text("indexed", style="green"),
+        plain(
+            f"{s.repository} @ {s.commit[:12]}"
+            f"{' + worktree' if worktree else ''}:"
+            f" {s.files} files, {s.new_blobs} new blobs ({s.reused_blobs} already stored),"
+            f" {s.new_symbols} new symbols, {s.removed_paths} paths removed,"
+            f" {s.edges} import edges,"
+            f" embedded {s.embedded.symbols} symbols + {s.embedded.blobs} files"
+        ),
     )
     for reason, count in sorted(s.skipped.items()):
-        err.print(f"  skipped {count} file(s): {reason}")
+        err.print(plain(f"  skipped {count} file(s): {reason}"))
 
 
 @app.command()
@@ -113,7 +155,7 @@ def status(
 
     from .status import repository_status
 
-    with db.connect() as conn:
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
         rows = repository_status(conn, tenant)
     if not rows:
         err.print("no repositories indexed yet: run `codesift index PATH`")
@@ -130,13 +172,13 @@ def status(
         "embedding backlog",
     )
     for r in rows:
-        stale = {True: "[red]yes[/red]", False: "no", None: "?"}[r.stale]
+        stale = {True: Text("yes", style="red"), False: "no", None: "?"}[r.stale]
         commit = (r.indexed_commit or "-")[:12] + (" +wt" if r.worktree else "")
         at = r.indexed_at.strftime("%Y-%m-%d %H:%M") if r.indexed_at else "-"
         table.add_row(
-            r.tenant,
-            r.name,
-            commit,
+            plain(r.tenant),
+            plain(r.name),
+            plain(commit),
             at,
             stale,
             str(r.live_files),
@@ -163,13 +205,13 @@ def ask(
     import psycopg
     from rich.table import Table
 
-    with db.connect() as conn:
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
         row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
         if row is None:
             raise CodesiftError(f"unknown tenant '{tenant}': index a repository for it first")
         conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
         conn.add_notice_handler(
-            lambda n: err.print(f"[yellow]notice:[/yellow] {n.message_primary}")
+            lambda n: err.print(Text("notice:", style="yellow"), plain(n.message_primary))
         )
         try:
             if explain:
@@ -195,11 +237,11 @@ def ask(
                 for r in rows:
                     table.add_row(
                         str(r[0]),
-                        r[1],
+                        plain(r[1]),
                         f"{r[2]}-{r[3]}",
-                        r[4] or "",
-                        r[5],
-                        *(str(x) if x is not None else "" for x in r[6:]),
+                        plain(r[4] or ""),
+                        plain(r[5]),
+                        *(plain(x) if x is not None else "" for x in r[6:]),
                     )
                 _stdout().print(table)
                 return
@@ -210,14 +252,92 @@ def ask(
         except psycopg.Error as exc:
             hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
             raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
-    print(text)
+    # exact for programs; a terminal never receives the code's control characters
+    print(strip_controls(text) if sys.stdout.isatty() else text)
+
+
+tenant_app = typer.Typer(
+    help="Tenants and their per-tenant login roles (for psql sessions and BI tools).",
+    no_args_is_help=True,
+)
+app.add_typer(tenant_app, name="tenant")
+
+
+@tenant_app.command("create")
+def tenant_create(
+    name: Annotated[str, typer.Argument(help="The tenant's name.")],
+    login_role: Annotated[
+        str | None,
+        typer.Option(
+            help="A login role that sees this tenant only, whatever it sets, and writes "
+            "nothing: created with a generated password (printed once) when missing, "
+            "granted when it exists. Needs the DSN you migrate with.",
+        ),
+    ] = None,
+) -> None:
+    """Create a tenant (if missing) and, with --login-role, a role confined to it."""
+    from .tenants import create_tenant, grant_login_role
+
+    with db.connect(autocommit=True) as conn:
+        with db.acting_as_loader(conn):
+            _, created = create_tenant(conn, name)
+        err.print(f"tenant '{escape(name)}' {'created' if created else 'already exists'}")
+        if login_role is None:
+            return
+        granted = grant_login_role(conn, name, login_role)
+    params = {**conninfo_to_dict(db.current_dsn()), "user": granted.role}
+    params.pop("password", None)
+    dsn = make_conninfo(**params)
+    err.print(
+        f"role '{escape(granted.role)}' {'created' if granted.created else 'granted'}: "
+        f"it sees tenant '{escape(name)}' only"
+    )
+    if granted.password:
+        err.print("its password (shown once, store it now):")
+        print(granted.password)
+    err.print(f"connect with: {escape(dsn)}", highlight=False)
+
+
+@app.command()
+def forget(
+    repo: Annotated[
+        str | None, typer.Argument(help="The repository to remove (omit with --whole-tenant).")
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="The tenant that owns it.")] = "default",
+    whole_tenant: Annotated[
+        bool,
+        typer.Option("--whole-tenant", help="Remove the tenant and everything it owns."),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Remove a repository (its tree, edges, and the blobs, symbols, vectors and statistics
+    no other repository of the tenant uses), or with --whole-tenant a whole tenant."""
+    from .tenants import forget_repository, forget_tenant
+
+    if (repo is None) == (not whole_tenant):
+        raise CodesiftError("name a repository to forget, or pass --whole-tenant (not both)")
+    what = f"tenant '{tenant}' and everything it owns" if whole_tenant else f"repository '{repo}'"
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CodesiftError(
+                f"refusing to remove {what} without --yes (stdin is not a terminal)"
+            )
+        if not typer.confirm(f"remove {what}?"):
+            raise CodesiftError("nothing removed")
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
+        if whole_tenant:
+            forget_tenant(conn, tenant)
+            err.print(f"removed {escape(what)}")
+        else:
+            blobs = forget_repository(conn, tenant, repo)
+            err.print(f"removed {escape(what)} and {blobs} blob(s) nothing else used")
 
 
 def main() -> None:
     try:
         app()
     except CodesiftError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        err.print(Text("error:", style="red"), plain(exc), highlight=False)
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted")
