@@ -14,7 +14,6 @@ from typing import Annotated
 import typer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from . import db
@@ -281,7 +280,7 @@ def tenant_create(
     with db.connect(autocommit=True) as conn:
         with db.acting_as_loader(conn):
             _, created = create_tenant(conn, name)
-        err.print(f"tenant '{escape(name)}' {'created' if created else 'already exists'}")
+        err.print(plain(f"tenant '{name}' {'created' if created else 'already exists'}"))
         if login_role is None:
             return
         granted = grant_login_role(conn, name, login_role)
@@ -289,13 +288,15 @@ def tenant_create(
     params.pop("password", None)
     dsn = make_conninfo(**params)
     err.print(
-        f"role '{escape(granted.role)}' {'created' if granted.created else 'granted'}: "
-        f"it sees tenant '{escape(name)}' only"
+        plain(
+            f"role '{granted.role}' {'created' if granted.created else 'granted'}: "
+            f"it sees tenant '{name}' only"
+        )
     )
     if granted.password:
         err.print("its password (shown once, store it now):")
         print(granted.password)
-    err.print(f"connect with: {escape(dsn)}", highlight=False)
+    err.print(plain(f"connect with: {dsn}"), highlight=False)
 
 
 @app.command()
@@ -327,10 +328,10 @@ def forget(
     with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
         if whole_tenant:
             forget_tenant(conn, tenant)
-            err.print(f"removed {escape(what)}")
+            err.print(plain(f"removed {what}"))
         else:
             blobs = forget_repository(conn, tenant, repo)
-            err.print(f"removed {escape(what)} and {blobs} blob(s) nothing else used")
+            err.print(plain(f"removed {what} and {blobs} blob(s) nothing else used"))
 
 
 def main() -> None:

@@ -37,7 +37,8 @@ def create_tenant(conn: psycopg.Connection, name: str) -> tuple[int, bool]:
     if not name.strip():
         raise CodesiftError("a tenant name must not be empty")
     row = conn.execute(
-        "insert into codesift.tenants (name) values (%s) on conflict (name) do nothing returning id",
+        "insert into codesift.tenants (name) values (%s)"
+        " on conflict (name) do nothing returning id",
         (name,),
     ).fetchone()
     if row:
@@ -94,9 +95,7 @@ def grant_login_role(conn: psycopg.Connection, tenant: str, role: str) -> LoginR
                     )
                 )
             conn.execute(
-                sql.SQL("grant {} to {}").format(
-                    sql.Identifier(TENANT_GROUP), sql.Identifier(role)
-                )
+                sql.SQL("grant {} to {}").format(sql.Identifier(TENANT_GROUP), sql.Identifier(role))
             )
             conn.execute(
                 "insert into codesift.tenant_roles (role_name, tenant_id) values (%s, %s)"
