@@ -334,6 +334,108 @@ def forget(
             err.print(plain(f"removed {what} and {blobs} blob(s) nothing else used"))
 
 
+@app.command()
+def mcp(
+    tenant: Annotated[
+        str,
+        typer.Option(
+            envvar="CODESIFT_TENANT", help="stdio: the tenant whose repositories the tools see."
+        ),
+    ] = "default",
+    http: Annotated[
+        bool,
+        typer.Option(
+            "--http",
+            help="Serve Streamable HTTP at /mcp instead of stdio: every request needs a bearer "
+            "token (codesift token create) and acts as that token's tenant.",
+        ),
+    ] = False,
+    host: Annotated[
+        str, typer.Option(help="--http: the address to listen on (loopback by default).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="--http: the port.", min=1, max=65535)] = 8765,
+    pool_size: Annotated[
+        int, typer.Option(help="--http: most database connections.", min=1, max=200)
+    ] = 10,
+    repo_path: Annotated[
+        str | None,
+        typer.Option(help="stdio: the checkout sync_index re-indexes (default: the cwd)."),
+    ] = None,
+) -> None:
+    """Serve codesift to coding agents over MCP (stdio by default, or Streamable HTTP)."""
+    from .mcp_server import Settings, resolve_tenant, serve
+
+    dsn = db.current_dsn()
+    settings = Settings(
+        dsn=dsn,
+        http=http,
+        host=host,
+        port=port,
+        pool_min=min(2, pool_size),
+        pool_max=pool_size,
+        repo_path=repo_path,
+        tenant_name=tenant,
+    )
+    if not http:
+        settings.tenant_id = resolve_tenant(dsn, tenant)
+        settings.pool_min = settings.pool_max = 1
+    else:
+        err.print(plain(f"codesift MCP server on http://{host}:{port}/mcp (bearer tokens)"))
+    serve(settings)
+
+
+token_app = typer.Typer(
+    help="Bearer tokens of `codesift mcp --http`, one tenant each.", no_args_is_help=True
+)
+app.add_typer(token_app, name="token")
+
+
+@token_app.command("create")
+def token_create(
+    tenant: Annotated[str, typer.Option(help="The tenant the token acts as.")],
+    label: Annotated[str, typer.Option(help="A note to recognise it by.")] = "",
+) -> None:
+    """Create a token: only its hash is stored; the token is printed once, on stdout."""
+    from .mcp_tokens import create_token
+
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
+        token_id, token = create_token(conn, tenant, label)
+    err.print(plain(f"token {token_id} for tenant '{tenant}' (shown once, store it now):"))
+    print(token)
+
+
+@token_app.command("list")
+def token_list(tenant: Annotated[str, typer.Option(help="The tenant.")]) -> None:
+    """The tenant's tokens: id, label, created, last used, revoked (never the token)."""
+    from .mcp_tokens import list_tokens
+
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
+        rows = list_tokens(conn, tenant)
+    for r in rows:
+        state = f"revoked {r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "live"
+        used = f"{r.last_used_at:%Y-%m-%d %H:%M}" if r.last_used_at else "never"
+        _stdout().print(
+            plain(
+                f"{r.id}\t{r.label}\tcreated {r.created_at:%Y-%m-%d %H:%M}"
+                f"\tlast used {used}\t{state}"
+            )
+        )
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[int, typer.Argument(help="The token's id (codesift token list).")],
+    tenant: Annotated[str, typer.Option(help="The tenant.")],
+) -> None:
+    """Revoke a token: the next request that carries it gets 401."""
+    from .mcp_tokens import revoke_token
+
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
+        if not revoke_token(conn, tenant, token_id):
+            raise CodesiftError(f"no live token {token_id} for tenant '{tenant}'")
+    err.print(plain(f"token {token_id} revoked"))
+
+
 def main() -> None:
     try:
         app()

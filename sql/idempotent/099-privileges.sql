@@ -52,3 +52,9 @@ revoke execute on function codesift.extract_blobs() from codesift_tenant;
 revoke execute on function codesift.collect_garbage() from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_repository(text) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_tenant() from codesift_app, codesift_tenant;
+
+-- MCP bearer tokens: the loader (codesift token create/list/revoke) manages its
+-- tenant's; the MCP HTTP server (codesift_app) maps a token's hash to its tenant
+-- through token_tenant() only; per-tenant login roles see neither.
+grant select, insert, update on codesift.mcp_tokens to codesift_loader;
+revoke execute on function codesift.token_tenant(text) from codesift_loader, codesift_tenant;

@@ -1,0 +1,559 @@
+"""`codesift mcp`: an MCP server that is a thin adapter over codesift's stored functions.
+
+No retrieval logic lives here: every tool is one call of a stored function
+(pack_context, find_symbol, related_files, explain_context, repository_status) made
+as the application role with the tenant set for that call's transaction only, so psql,
+a driver, a BI tool and an agent get the same answers.
+
+* stdio (default): one tenant, named by --tenant / CODESIFT_TENANT; the way local
+  agents (Claude Code, Cursor, VS Code, Codex, Continue) launch servers.
+* --http: Streamable HTTP on loopback by default. Every request carries a bearer token
+  (`codesift token create --tenant T`); the server looks up the token's tenant with
+  codesift.token_tenant(sha256) and runs that request's queries with
+  `set_config('app.current_tenant_id', T, true)` inside their own transaction on a
+  psycopg_pool connection, so a pooled connection never carries a tenant from one
+  request into another. No token, a wrong or a revoked one: 401 and no data.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import psycopg
+from codesift_db.packing import estimate_tokens
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from psycopg_pool import AsyncConnectionPool
+from pydantic import Field
+
+from . import db
+from .errors import CodesiftError
+
+APP_ROLE = "codesift_app"
+DEFAULT_BUDGET = 4000
+# MCP clients refuse or truncate tool results much over ~25,000 tokens (Claude Code's
+# default MAX_MCP_OUTPUT_TOKENS): a larger budget is refused, not silently cut
+MAX_BUDGET = 25_000
+MAX_QUESTION_CHARS = 20_000
+MAX_NAME_CHARS = 512
+MAX_PATH_CHARS = 4096
+MAX_BODY_BYTES = 1 << 20  # one HTTP request's body
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+# the tenant of the request being handled (set per request by tenant_middleware)
+_request_tenant: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "codesift_request_tenant", default=None
+)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Settings:
+    dsn: str
+    http: bool = False
+    tenant_id: int | None = None  # stdio: the one tenant
+    tenant_name: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8765
+    pool_min: int = 2
+    pool_max: int = 10
+    repo_path: str | None = None  # stdio: what sync_index re-indexes by default
+
+
+class Backend:
+    """A psycopg_pool of application-role connections; each call is one transaction that
+    sets the tenant with set_config(..., true), i.e. for that transaction only."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.pool = AsyncConnectionPool(
+            settings.dsn,
+            min_size=settings.pool_min,
+            max_size=settings.pool_max,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            reset=self._reset,
+            open=False,
+            name="codesift-mcp",
+        )
+
+    @staticmethod
+    async def _configure(conn: psycopg.AsyncConnection) -> None:
+        # a superuser DSN (the embedded database's) acts as the application role, under
+        # row-level security like any application; other roles are used as they are
+        cur = await conn.execute("select current_setting('is_superuser') = 'on'")
+        if (await cur.fetchone())[0]:
+            await conn.execute(f"set role {APP_ROLE}")
+        await conn.execute("set search_path = codesift, public")
+
+    @staticmethod
+    async def _reset(conn: psycopg.AsyncConnection) -> None:
+        # set_config(..., true) ended with its transaction; this makes sure of it
+        await conn.execute("select set_config('app.current_tenant_id', '', false)")
+
+    async def open(self) -> None:
+        await self.pool.open(wait=True, timeout=30)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def tenant_of_token(self, token: str) -> int | None:
+        async with self.pool.connection() as conn:
+            cur = await conn.execute("select codesift.token_tenant(%s)", (token_hash(token),))
+            row = await cur.fetchone()
+        return row[0] if row else None
+
+    async def query(self, tenant_id: int, sql: str, params: dict) -> tuple[list, list, list]:
+        """(column names, rows, notices) of one statement run as `tenant_id`."""
+        notices: list[str] = []
+
+        def on_notice(diag: psycopg.errors.Diagnostic) -> None:
+            notices.append(diag.message_primary or "")
+
+        async with self.pool.connection() as conn:
+            conn.add_notice_handler(on_notice)
+            try:
+                async with conn.transaction():
+                    await conn.execute(
+                        "select set_config('app.current_tenant_id', %s, true)", (str(tenant_id),)
+                    )
+                    cur = await conn.execute(sql, params)
+                    rows = await cur.fetchall()
+                    names = [c.name for c in cur.description or []]
+            except psycopg.Error as exc:
+                raise ToolError(_db_message(exc)) from None
+            finally:
+                conn.remove_notice_handler(on_notice)
+        return names, rows, notices
+
+
+def _db_message(exc: psycopg.Error) -> str:
+    diag = exc.diag
+    message = diag.message_primary or type(exc).__name__
+    if diag.message_hint:
+        message += f" (hint: {diag.message_hint})"
+    return message
+
+
+class TokenVerifier:
+    """Bearer tokens -> tenant, looked up in the database by sha256 on every request."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not token or len(token) > 200:
+            return None
+        tenant = await self.backend.tenant_of_token(token)
+        if tenant is None:
+            return None
+        # the session belongs to this token: another token cannot use its session id
+        return AccessToken(
+            token=token,
+            client_id=f"codesift-token-{token_hash(token)[:16]}",
+            scopes=[],
+            claims={"tenant_id": tenant},
+        )
+
+
+def _tenant(settings: Settings) -> int:
+    tenant = _request_tenant.get() if settings.http else settings.tenant_id
+    if tenant is None:
+        raise ToolError("no tenant for this request: send a bearer token")
+    return tenant
+
+
+def _budget(token_budget: int) -> int:
+    if not 1 <= token_budget <= MAX_BUDGET:
+        raise ToolError(
+            f"token_budget must be between 1 and {MAX_BUDGET:,} (got {token_budget}): MCP "
+            "clients refuse larger tool results; narrow the question, or use path_prefix"
+        )
+    return token_budget
+
+
+def _bounded(text: str, budget: int) -> str:
+    """Text cut at a line end to at most `budget` estimated tokens."""
+    if estimate_tokens(text) <= budget:
+        return text
+    lines, used = [], 0
+    for line in text.split("\n"):
+        cost = estimate_tokens(line + "\n")
+        if used + cost > budget:
+            break
+        lines.append(line)
+        used += cost
+    return "\n".join(lines) + "\n... (cut at the token budget)"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def _result(text: str, rows: list[dict], notices: list[str]) -> CallToolResult:
+    if notices:
+        text = "\n".join(f"note: {n}" for n in notices) + ("\n\n" + text if text else "")
+    structured = {"rows": _jsonable(rows), "notices": notices}
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+OptName = Annotated[str | None, Field(max_length=MAX_NAME_CHARS)]
+OptPath = Annotated[str | None, Field(max_length=MAX_PATH_CHARS)]
+Budget = Annotated[int, Field(description="Token budget of the answer (1..25,000).")]
+
+
+def build_server(settings: Settings, backend: Backend) -> MCPServer:
+    auth = verifier = None
+    if settings.http:
+        auth = AuthSettings(
+            issuer_url=f"http://{settings.host}:{settings.port}",
+            resource_server_url=None,
+        )
+        verifier = TokenVerifier(backend)
+
+    async def tenant_middleware(ctx, call_next):
+        """The tenant of this request's bearer token, for the handler it calls."""
+        user = getattr(getattr(ctx, "request", None), "scope", {}).get("user")
+        token = getattr(user, "access_token", None)
+        tenant = (token.claims or {}).get("tenant_id") if token is not None else None
+        reset = _request_tenant.set(tenant)
+        try:
+            return await call_next(ctx)
+        finally:
+            _request_tenant.reset(reset)
+
+    server = MCPServer(
+        name="codesift",
+        instructions=(
+            "codesift answers questions about indexed code from PostgreSQL. Prefer search_code "
+            "over grep for 'where/how is X done' questions; find_symbol when you know a name; "
+            "related_files before changing a file (who imports it, which tests cover it)."
+        ),
+        auth=auth,
+        token_verifier=verifier,
+        middleware=[tenant_middleware] if settings.http else None,
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    async def search_code(
+        question: Question,
+        repo: OptName = None,
+        token_budget: Budget = DEFAULT_BUDGET,
+        path_prefix: OptPath = None,
+        language: OptName = None,
+    ) -> CallToolResult:
+        """Search the indexed code with a question in plain words or identifiers and get the
+        relevant code itself, ranked, de-duplicated and packed under a token budget, each
+        piece headed by its citation '# repo/path:start-end (symbol)'. Use it instead of
+        grep or reading many files when you need to know where or how something is done
+        ('where are redirects followed?'). Narrow with repo, path_prefix or language."""
+        _budget(token_budget)
+        _, rows, notices = await backend.query(
+            _tenant(settings),
+            "select rank, repository, path, start_line, end_line, symbol, kind, blob_sha,"
+            " indexed_commit, score, tokens, truncated, text"
+            " from codesift.pack_context(%(q)s, repo => %(repo)s, token_budget => %(budget)s,"
+            " path_prefix => %(prefix)s, language => %(lang)s)",
+            {
+                "q": question,
+                "repo": repo,
+                "budget": token_budget,
+                "prefix": path_prefix,
+                "lang": language,
+            },
+        )
+        # the same text pack_context_text returns: the items in rank order
+        text = "\n\n".join(r[12] for r in rows) if rows else "no code matched the question"
+        keys = (
+            "rank repository path start_line end_line symbol kind blob_sha indexed_commit"
+            " score tokens truncated"
+        ).split()
+        return _result(text, [dict(zip(keys, r[:12], strict=True)) for r in rows], notices)
+
+    @server.tool(annotations=READ_ONLY)
+    async def find_symbol(
+        name: Name,
+        repo: OptName = None,
+        kind: Annotated[str | None, Field(max_length=64)] = None,
+        path_prefix: OptPath = None,
+        include_body: bool = True,
+        max_results: Annotated[int, Field(ge=1, le=50)] = 10,
+        token_budget: Budget = DEFAULT_BUDGET,
+    ) -> CallToolResult:
+        """Jump to a definition: the exact function, class, method or section named `name`
+        (or a qualified name like 'Session.send'), with its file, lines, signature, doc
+        comment and body. Exact only: when nothing is named so, it returns no match and the
+        nearest names, never a guess. Use it instead of grepping for 'def name' or
+        'class Name' when you know the identifier."""
+        _budget(token_budget)
+        names, rows, notices = await backend.query(
+            _tenant(settings),
+            "select * from codesift.find_symbol(%(name)s, repo => %(repo)s, kind => %(kind)s,"
+            " path_prefix => %(prefix)s, max_results => %(n)s, include_body => %(body)s)",
+            {
+                "name": name,
+                "repo": repo,
+                "kind": kind,
+                "prefix": path_prefix,
+                "n": max_results,
+                "body": include_body,
+            },
+        )
+        found = [dict(zip(names, r, strict=True)) for r in rows]
+        parts = []
+        for f in found:
+            head = f"# {f['citation']} ({f['symbol_kind']} {f['symbol']}, {f['match']} match)"
+            block = [head]
+            if f["doc"]:
+                block.append(f["doc"])
+            block.append(f["body"] if include_body and f["body"] else f["signature"] or "")
+            parts.append("\n".join(block))
+        text = _bounded("\n\n".join(parts), token_budget) if parts else "no exact match"
+        return _result(text, [{k: v for k, v in f.items() if k != "body"} for f in found], notices)
+
+    @server.tool(annotations=READ_ONLY)
+    async def related_files(
+        path: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)],
+        repo: OptName = None,
+        depth: Annotated[int, Field(ge=1, le=3)] = 1,
+        max_results: Annotated[int, Field(ge=1, le=200)] = 50,
+    ) -> CallToolResult:
+        """The import-graph neighbourhood of a file: what it imports and what imports it
+        (with the imported names), up to `depth` hops, tests marked. Use it before changing
+        a file to see its callers and the tests that cover it, instead of grepping imports.
+        `path` is relative to the repository root, as search results cite it."""
+        names, rows, notices = await backend.query(
+            _tenant(settings),
+            "select * from codesift.related_files(%(path)s, repo => %(repo)s,"
+            " depth => %(depth)s, max_results => %(n)s)",
+            {"path": path, "repo": repo, "depth": depth, "n": max_results},
+        )
+        found = [dict(zip(names, r, strict=True)) for r in rows]
+        lines = [
+            f"{f['repository']}/{f['related_path']}  {f['relation']} (hop {f['hop']}"
+            + (f", via {f['via']}" if f["hop"] > 1 else "")
+            + ")"
+            + (f" names: {', '.join(f['names'])}" if f["names"] else "")
+            + ("  [test]" if f["is_test"] else "")
+            for f in found
+        ]
+        text = "\n".join(lines) if lines else f"no related files for '{path}'"
+        return _result(_bounded(text, DEFAULT_BUDGET), found, notices)
+
+    @server.tool(annotations=READ_ONLY)
+    async def explain_search(
+        question: Question,
+        repo: OptName = None,
+        token_budget: Budget = DEFAULT_BUDGET,
+        path_prefix: OptPath = None,
+        language: OptName = None,
+        max_candidates: Annotated[int, Field(ge=1, le=200)] = 40,
+    ) -> CallToolResult:
+        """Why search_code chose what it chose: every candidate with its lexical and dense
+        ranks, graph hop, score and decision (packed, pruned as a near-duplicate, over
+        budget). Use it when search_code missed something you expected, to see whether it
+        was not found or found and dropped."""
+        _budget(token_budget)
+        names, rows, notices = await backend.query(
+            _tenant(settings),
+            "select candidate, repository, path, start_line, end_line, symbol, kind,"
+            " lexical_rank, dense_rank, graph_hop, round(score::numeric, 5)::float8 as score,"
+            " decision, packed, tokens"
+            " from codesift.explain_context(%(q)s, repo => %(repo)s,"
+            " token_budget => %(budget)s, path_prefix => %(prefix)s, language => %(lang)s)"
+            " order by candidate limit %(n)s",
+            {
+                "q": question,
+                "repo": repo,
+                "budget": token_budget,
+                "prefix": path_prefix,
+                "lang": language,
+                "n": max_candidates,
+            },
+        )
+        found = [dict(zip(names, r, strict=True)) for r in rows]
+        lines = ["# candidate  path:lines  symbol  lex dense hop  score  decision"]
+        for f in found:
+            lines.append(
+                f"{f['candidate']:>3}  {f['repository']}/{f['path']}:{f['start_line']}-"
+                f"{f['end_line']}  {f['symbol'] or '-'}  {f['lexical_rank'] or '-'} "
+                f"{f['dense_rank'] or '-'} {f['graph_hop'] if f['graph_hop'] is not None else '-'}"
+                f"  {f['score']}  {f['decision']}"
+            )
+        return _result(_bounded("\n".join(lines), DEFAULT_BUDGET), found, notices)
+
+    async def _status(repo: str | None) -> tuple[list[dict], list[str]]:
+        names, rows, notices = await backend.query(
+            _tenant(settings), "select * from codesift.repository_status(%(repo)s)", {"repo": repo}
+        )
+        return [dict(zip(names, r, strict=True)) for r in rows], notices
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_repositories() -> CallToolResult:
+        """The repositories you can search, each with its indexed commit, whether the index
+        is stale (the checkout moved past it), file, symbol and edge counts and the
+        embedding backlog. Call it first to learn the repository names other tools take."""
+        found, notices = await _status(None)
+        lines = [
+            f"{f['repository']}: {(f['indexed_commit'] or '-')[:12]}"
+            f"{' (stale: head ' + f['head_commit'][:12] + ')' if f['stale'] else ''}"
+            f", {f['live_files']} files, {f['symbols']} symbols, {f['edges']} edges,"
+            f" embedding backlog {f['embedding_backlog']}"
+            for f in found
+        ]
+        text = "\n".join(lines) if lines else "no repository is indexed yet"
+        return _result(text, found, notices)
+
+    @server.resource(
+        "codesift://repositories",
+        name="repositories",
+        description="The tenant's indexed repositories with their status (JSON).",
+        mime_type="application/json",
+    )
+    async def repositories_resource() -> str:
+        found, _ = await _status(None)
+        return json.dumps(_jsonable(found), indent=1)
+
+    @server.resource(
+        "codesift://repositories/{name}",
+        name="repository-status",
+        description="One repository's status: indexed commit, stale, counts, backlog (JSON).",
+        mime_type="application/json",
+    )
+    async def repository_resource(name: str) -> str:
+        found, _ = await _status(name[:MAX_NAME_CHARS])
+        if not found:
+            raise ToolError(f"unknown repository '{name[:80]}'")
+        return json.dumps(_jsonable(found[0]), indent=1)
+
+    if not settings.http:
+        # writing to the index from a shared HTTP server is not an agent's job: stdio only
+        @server.tool(
+            annotations=ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=True
+            )
+        )
+        async def sync_index(
+            path: OptPath = None,
+            name: OptName = None,
+            worktree: bool = True,
+        ) -> CallToolResult:
+            """Re-index the local checkout incrementally (only new or changed files; with
+            worktree, uncommitted changes too), so that search results reflect edits you
+            just made. Call it after changing files when searches look stale."""
+            import anyio
+
+            target = path or settings.repo_path or os.getcwd()
+            summary = await anyio.to_thread.run_sync(_sync_index, settings, target, name, worktree)
+            return _result(summary["text"], [summary], [])
+
+    return server
+
+
+def _sync_index(settings: Settings, path: str, name: str | None, worktree: bool) -> dict:
+    from .errors import CodesiftError
+    from .indexer import index_repository
+
+    try:
+        with db.connect(settings.dsn, autocommit=True) as conn, db.acting_as_loader(conn):
+            s = index_repository(
+                conn,
+                path,
+                name=name,
+                tenant=settings.tenant_name or "default",
+                worktree=worktree,
+                show_progress=False,
+            )
+    except CodesiftError as exc:
+        raise ToolError(str(exc)) from None
+    text = (
+        f"indexed {s.repository} @ {s.commit[:12]}{' + worktree' if worktree else ''}: "
+        f"{s.files} files, {s.new_blobs} new blobs, {s.new_symbols} new symbols, "
+        f"{s.removed_paths} paths removed, {s.edges} import edges, embedded "
+        f"{s.embedded.symbols} symbols + {s.embedded.blobs} files"
+    )
+    return {
+        "text": text,
+        "repository": s.repository,
+        "commit": s.commit,
+        "files": s.files,
+        "new_blobs": s.new_blobs,
+        "skipped": dict(s.skipped),
+    }
+
+
+def resolve_tenant(dsn: str, name: str) -> int:
+    """The id of tenant `name` (stdio mode), looked up as the loader; a per-tenant login
+    role gets its own tenant whatever the name."""
+    with db.connect(dsn, autocommit=True) as conn:
+        own = conn.execute("select codesift.current_tenant_id()").fetchone()[0]
+        if own is not None:
+            return own
+        with db.acting_as_loader(conn):
+            row = conn.execute(
+                "select id from codesift.tenants where name = %s", (name,)
+            ).fetchone()
+    if row is None:
+        raise CodesiftError(
+            f"unknown tenant '{name}': index a repository for it first (codesift index PATH"
+            f" --tenant {name}), or pass --tenant"
+        )
+    return row[0]
+
+
+def serve(settings: Settings) -> None:
+    import anyio
+
+    async def main() -> None:
+        backend = Backend(settings)
+        await backend.open()
+        try:
+            server = build_server(settings, backend)
+            if settings.http:
+                await _serve_http(server, settings)
+            else:
+                await server.run_stdio_async()
+        finally:
+            await backend.close()
+
+    anyio.run(main)
+
+
+async def _serve_http(server: MCPServer, settings: Settings) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app(
+        host=settings.host,
+        max_request_body_size=MAX_BODY_BYTES,
+    )
+    config = uvicorn.Config(
+        app, host=settings.host, port=settings.port, log_level="warning", access_log=False
+    )
+    await uvicorn.Server(config).serve()
+
+
+def project_path() -> Path:
+    return Path(os.getcwd())

@@ -1,0 +1,65 @@
+"""Bearer tokens of `codesift mcp --http`: create (printed once), list, revoke.
+
+Only the sha256 of a token is stored (codesift.mcp_tokens); the loader manages its
+tenant's tokens under row-level security, acting as that tenant."""
+
+import secrets
+from dataclasses import dataclass
+
+import psycopg
+
+from .errors import CodesiftError
+from .mcp_server import token_hash
+
+PREFIX = "csk_"
+
+
+@dataclass
+class TokenRow:
+    id: int
+    label: str
+    created_at: object
+    last_used_at: object
+    revoked_at: object
+
+
+def _act_as(conn: psycopg.Connection, tenant: str) -> int:
+    row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
+    if row is None:
+        raise CodesiftError(f"unknown tenant '{tenant}': create it with codesift tenant create")
+    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
+    return row[0]
+
+
+def create_token(conn: psycopg.Connection, tenant: str, label: str = "") -> tuple[int, str]:
+    """A new token for `tenant`: (its id, the token itself, which is not stored)."""
+    tenant_id = _act_as(conn, tenant)
+    token = PREFIX + secrets.token_urlsafe(32)
+    token_id = conn.execute(
+        "insert into codesift.mcp_tokens (tenant_id, token_hash, label) values (%s, %s, %s)"
+        " returning id",
+        (tenant_id, token_hash(token), label[:200]),
+    ).fetchone()[0]
+    return token_id, token
+
+
+def list_tokens(conn: psycopg.Connection, tenant: str) -> list[TokenRow]:
+    tenant_id = _act_as(conn, tenant)
+    rows = conn.execute(
+        "select id, label, created_at, last_used_at, revoked_at from codesift.mcp_tokens"
+        " where tenant_id = %s order by id",
+        (tenant_id,),
+    ).fetchall()
+    return [TokenRow(*r) for r in rows]
+
+
+def revoke_token(conn: psycopg.Connection, tenant: str, token_id: int) -> bool:
+    tenant_id = _act_as(conn, tenant)
+    return (
+        conn.execute(
+            "update codesift.mcp_tokens set revoked_at = now()"
+            " where tenant_id = %s and id = %s and revoked_at is null",
+            (tenant_id, token_id),
+        ).rowcount
+        == 1
+    )

@@ -1,0 +1,291 @@
+"""Lookups an agent makes instead of grep: a symbol's definition by name, and a file's
+import-graph neighbourhood. Called by the stored functions find_symbol and related_files
+(sql/idempotent/007-lookups.sql); every statement names the session's tenant.
+
+    find_symbol(plpy, name, repo, kind, path_prefix, max_results, include_body) -> rows
+    related_files(plpy, path, repo, depth, max_results) -> rows
+
+find_symbol is exact: the name or qualified name as written, else the same ignoring case.
+When neither matches it returns nothing and raises a NOTICE with the nearest names; it
+never presents a fuzzy neighbour as a match.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from . import plans
+from .context import TEST_PATH, resolve_scope
+
+INVALID = "22023"  # invalid_parameter_value
+MAX_NAME_CHARS = 512
+MAX_PATH_CHARS = 4096
+MAX_KIND_CHARS = 64
+MAX_SYMBOL_RESULTS = 200
+MAX_RELATED_RESULTS = 500
+MAX_DEPTH = 3
+MAX_BODY_CHARS = 200_000  # one definition's body in a row; longer is cut at a line end
+NEAREST_POOL = 20_000  # names read to suggest the nearest ones when nothing matches
+NEAREST_SHOWN = 8
+# the last segment of a qualified name: Class.method, Type::fn, a > b (markdown sections)
+_LAST_SEGMENT = re.compile(r"(?:\.|::|#|\s>\s)")
+
+
+def _fail(plpy, message: str, hint: str) -> None:
+    plpy.error(message, hint=hint, sqlstate=INVALID)
+
+
+def _check_text(plpy, label: str, value, limit: int, required: bool = False) -> None:
+    if value is None:
+        if required:
+            _fail(plpy, f"{label} must not be null", hint=f"pass the {label} to look up")
+        return
+    if required and not value.strip():
+        _fail(plpy, f"{label} must not be empty", hint=f"pass the {label} to look up")
+    if len(value) > limit:
+        _fail(
+            plpy,
+            f"{label} is {len(value):,} characters; at most {limit:,}",
+            hint=f"pass a shorter {label}",
+        )
+
+
+def _check_range(plpy, label: str, value, low: int, high: int) -> None:
+    if value is None or not low <= value <= high:
+        _fail(
+            plpy,
+            f"{label} must be between {low} and {high} (got {value})",
+            hint=f"omit {label} to use its default",
+        )
+
+
+def last_segment(name: str) -> str:
+    """The unqualified name a qualified one ends with ('Session.send' -> 'send')."""
+    return _LAST_SEGMENT.split(name.strip())[-1].strip() or name.strip()
+
+
+# --- find_symbol ------------------------------------------------------------------------
+
+SYMBOLS = """
+select r.name as repository, f.path, s.name, s.qualified_name, s.kind, s.start_line,
+    s.end_line, s.signature, s.doc, s.body, s.part, s.blob_sha, r.indexed_commit
+from codesift.code_symbols s
+join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
+join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
+where s.tenant_id = $1 and lower(s.name) = lower($2)
+    and f.repository_id = any($3)
+    and ($4::text is null or s.kind = $4)
+    and ($5::text is null or starts_with(f.path, $5))
+order by r.name, f.path, s.start_line, s.part
+limit $6
+"""
+
+# names in scope, for the NOTICE when nothing matches (bounded: NEAREST_POOL)
+NAMES = """
+select distinct s.name
+from codesift.code_symbols s
+join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
+where s.tenant_id = $1 and f.repository_id = any($2)
+    and ($3::text is null or s.kind = $3)
+    and ($4::text is null or starts_with(f.path, $4))
+limit $5
+"""
+
+
+def _merge_parts(rows: list[dict]) -> list[dict]:
+    """A long definition is stored as parts 1..n tiling its lines: one row per definition."""
+    out: list[dict] = []
+    for r in rows:
+        prev = out[-1] if out else None
+        if (
+            r["part"] > 1
+            and prev is not None
+            and prev["_last_part"] == r["part"] - 1
+            and (prev["repository"], prev["path"], prev["qualified_name"], prev["kind"])
+            == (r["repository"], r["path"], r["qualified_name"], r["kind"])
+        ):
+            prev["end_line"] = r["end_line"]
+            prev["body"] = prev["body"] + "\n" + r["body"]
+            prev["_last_part"] = r["part"]
+            continue
+        out.append(dict(r, _last_part=r["part"]))
+    return out
+
+
+def _cap_body(body: str | None) -> str | None:
+    if body is None or len(body) <= MAX_BODY_CHARS:
+        return body
+    cut = body.rfind("\n", 0, MAX_BODY_CHARS)
+    return body[: cut if cut > 0 else MAX_BODY_CHARS] + "\n... (cut: body over 200,000 chars)"
+
+
+def find_symbol(plpy, name, repo, kind, path_prefix, max_results, include_body) -> list[dict]:
+    _check_text(plpy, "name", name, MAX_NAME_CHARS, required=True)
+    _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
+    _check_text(plpy, "kind", kind, MAX_KIND_CHARS)
+    _check_text(plpy, "path_prefix", path_prefix, MAX_PATH_CHARS)
+    _check_range(plpy, "max_results", max_results, 1, MAX_SYMBOL_RESULTS)
+    name = name.strip()
+    tenant, repos = resolve_scope(plpy, repo)
+    repo_ids = [r["id"] for r in repos]
+    # every definition whose unqualified name matches ignoring case (the name index), then
+    # exact on name or qualified name first, ignoring case only when nothing is exact
+    rows = plans.run(
+        plpy,
+        SYMBOLS,
+        ["bigint", "text", "bigint[]", "text", "text", "integer"],
+        [tenant, last_segment(name), repo_ids, kind, path_prefix, 20 * MAX_SYMBOL_RESULTS],
+    )
+    candidates = _merge_parts([dict(r) for r in rows])
+    exact = [c for c in candidates if name in (c["name"], c["qualified_name"])]
+    match = "exact"
+    if not exact:
+        folded = name.casefold()
+        exact = [
+            c
+            for c in candidates
+            if folded in (c["name"].casefold(), c["qualified_name"].casefold())
+        ]
+        match = "case-insensitive"
+    if not exact:
+        pool = [
+            r["name"]
+            for r in plans.run(
+                plpy,
+                NAMES,
+                ["bigint", "bigint[]", "text", "text", "integer"],
+                [tenant, repo_ids, kind, path_prefix, NEAREST_POOL],
+            )
+        ]
+        nearest = nearest_names(name, pool)
+        plpy.notice(
+            f"no symbol named '{name}'"
+            + (f" in repository '{repo}'" if repo else "")
+            + (
+                f"; nearest names: {', '.join(nearest)}"
+                if nearest
+                else "; no similar name is indexed"
+            )
+        )
+        return []
+    out = []
+    for c in exact[:max_results]:
+        lines = f"{c['start_line']}-{c['end_line']}"
+        out.append(
+            {
+                "repository": c["repository"],
+                "path": c["path"],
+                "start_line": c["start_line"],
+                "end_line": c["end_line"],
+                "symbol": c["qualified_name"],
+                "symbol_name": c["name"],
+                "symbol_kind": c["kind"],
+                "signature": c["signature"],
+                "doc": c["doc"],
+                "body": _cap_body(c["body"]) if include_body else None,
+                "blob_sha": c["blob_sha"],
+                "indexed_commit": c["indexed_commit"],
+                "match": match,
+                "citation": f"{c['repository']}:{c['path']}:{lines}",
+            }
+        )
+    return out
+
+
+def nearest_names(name: str, pool: list[str], n: int = NEAREST_SHOWN) -> list[str]:
+    """The closest names by spelling (difflib), case-insensitive, best first."""
+    by_folded: dict[str, str] = {}
+    for p in pool:
+        by_folded.setdefault(p.casefold(), p)
+    close = difflib.get_close_matches(name.casefold(), list(by_folded), n=n, cutoff=0.6)
+    return [by_folded[c] for c in close]
+
+
+# --- related_files ----------------------------------------------------------------------
+
+LIVE_PATHS = """
+select f.repository_id, r.name from codesift.files f
+join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
+where f.tenant_id = $1 and f.repository_id = any($2) and f.path = $3 and f.live
+order by r.name
+"""
+
+# one hop in both directions from a frontier of paths of one repository
+EDGES = """
+select e.source_path, e.target_path, e.relation, e.names, e.line
+from codesift.code_symbol_edges e
+where e.tenant_id = $1 and e.repository_id = $2
+    and (e.source_path = any($3) or e.target_path = any($3))
+order by e.source_path, e.target_path, e.line nulls last
+limit $4
+"""
+
+EDGES_PER_HOP = 20_000  # edges read per hop (a hub file imported by everything)
+
+
+def related_files(plpy, path, repo, depth, max_results) -> list[dict]:
+    _check_text(plpy, "path", path, MAX_PATH_CHARS, required=True)
+    _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
+    _check_range(plpy, "depth", depth, 1, MAX_DEPTH)
+    _check_range(plpy, "max_results", max_results, 1, MAX_RELATED_RESULTS)
+    tenant, repos = resolve_scope(plpy, repo)
+    found = plans.run(
+        plpy, LIVE_PATHS, ["bigint", "bigint[]", "text"], [tenant, [r["id"] for r in repos], path]
+    )
+    if not found:
+        plpy.notice(
+            f"no live file '{path}'"
+            + (f" in repository '{repo}'" if repo else "")
+            + ": pass a path relative to the repository root, as search results cite it"
+        )
+        return []
+    out: list[dict] = []
+    for hit in found:
+        out.extend(_walk(plpy, tenant, hit["repository_id"], hit["name"], path, depth))
+    out.sort(key=lambda r: (r["hop"], r["repository"], r["relation"], r["related_path"]))
+    return out[:max_results]
+
+
+def _walk(plpy, tenant: int, repo_id: int, repo_name: str, start: str, depth: int) -> list:
+    seen = {start}
+    frontier = [start]
+    out = []
+    for hop in range(1, depth + 1):
+        if not frontier:
+            break
+        edges = plans.run(
+            plpy,
+            EDGES,
+            ["bigint", "bigint", "text[]", "integer"],
+            [tenant, repo_id, frontier, EDGES_PER_HOP],
+        )
+        current = set(frontier)
+        reached: dict[str, dict] = {}
+        for e in edges:
+            for here, there, relation in (
+                (e["source_path"], e["target_path"], "imports"),
+                (e["target_path"], e["source_path"], "imported by"),
+            ):
+                if here not in current or there in seen:
+                    continue
+                row = reached.get(there)
+                if row is None:
+                    row = reached[there] = {
+                        "repository": repo_name,
+                        "related_path": there,
+                        "relation": relation,
+                        "hop": hop,
+                        "via": here,
+                        "edge_kind": e["relation"],
+                        "names": [],
+                        "line": e["line"],
+                        "is_test": bool(TEST_PATH.search(there)),
+                    }
+                for n in e["names"] or []:
+                    if n not in row["names"]:
+                        row["names"].append(n)
+        seen.update(reached)
+        out.extend(reached.values())
+        frontier = sorted(reached)
+    return out

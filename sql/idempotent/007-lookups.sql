@@ -1,0 +1,181 @@
+-- Lookups an agent makes instead of grep (the MCP server's find_symbol, related_files
+-- and list_repositories call these; so can psql or any driver). Each one acts as the
+-- session's tenant (codesift.current_tenant_id()) and resolves repository names within
+-- it; arguments are bounded and a bad one raises 22023 with a hint.
+
+-- find_symbol: a definition by name or qualified name, exact (case-sensitive, then
+-- case-insensitive). Nothing exact: no rows and a NOTICE with the nearest names.
+create or replace function codesift.find_symbol(
+    name text,
+    repo text default null,
+    kind text default null,
+    path_prefix text default null,
+    max_results integer default 20,
+    include_body boolean default true
+)
+returns table (
+    repository text, path text, start_line integer, end_line integer, symbol text,
+    symbol_name text, symbol_kind text, signature text, doc text, body text, blob_sha text,
+    indexed_commit text, match text, citation text
+)
+language plpython3u
+stable
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.lookup import find_symbol
+return find_symbol(plpy, name, repo, kind, path_prefix, max_results, include_body)
+$$;
+
+comment on function codesift.find_symbol(text, text, text, text, integer, boolean) is
+'A symbol''s definition by name or qualified name (''Session.send''): exact, then ignoring '
+'case; one row per definition with its location, signature, doc comment, body and citation. '
+'No exact match: no rows and a NOTICE with the nearest names. max_results 1..200.';
+
+-- related_files: the import-graph neighbourhood of a file, both directions.
+create or replace function codesift.related_files(
+    path text,
+    repo text default null,
+    depth integer default 1,
+    max_results integer default 100
+)
+returns table (
+    repository text, related_path text, relation text, hop integer, via text, edge_kind text,
+    names text[], line integer, is_test boolean
+)
+language plpython3u
+stable
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.lookup import related_files
+return related_files(plpy, path, repo, depth, max_results)
+$$;
+
+comment on function codesift.related_files(text, text, integer, integer) is
+'The import-graph neighbourhood of a live file: what it imports and what imports it, up to '
+'depth hops (1..3), with the imported names; is_test marks test files. An unknown path: no '
+'rows and a NOTICE. max_results 1..500.';
+
+-- repository_status: per repository of the tenant, what is indexed and what is behind.
+create or replace function codesift.repository_status(repo text default null)
+returns table (
+    repository text, origin text, indexed_commit text, indexed_at timestamptz,
+    head_commit text, head_seen_at timestamptz, stale boolean, worktree boolean,
+    live_files bigint, symbols bigint, edges bigint, embedding_backlog bigint
+)
+language plpgsql
+stable
+security invoker
+set search_path = codesift, pg_catalog
+as $$
+declare
+    tenant bigint := codesift.current_tenant_id();
+    model text;
+begin
+    if length(repo) > 512 then
+        raise exception 'repo is % characters; at most 512', length(repo)
+        using errcode = '22023', hint = 'pass a repository name, or null for all of them';
+    end if;
+    select s.value into model from codesift.settings as s where s.key = 'embedding_model';
+    return query
+    select
+        r.name,
+        r.origin,
+        r.indexed_commit,
+        r.indexed_at,
+        coalesce(r.head_commit, r.indexed_commit),
+        r.head_seen_at,
+        r.head_commit is not null and r.indexed_commit is not null
+        and r.head_commit <> r.indexed_commit,
+        r.indexed_worktree,
+        (
+            select count(*) from codesift.files as f
+            where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+        ),
+        (
+            select count(*) from codesift.files as f
+            inner join codesift.code_symbols as s
+                on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
+            where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+        ),
+        (
+            select count(*) from codesift.code_symbol_edges as e
+            where e.tenant_id = r.tenant_id and e.repository_id = r.id
+        ),
+        (
+            select count(*) from codesift.files as f
+            inner join codesift.code_symbols as s
+                on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
+            where
+                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+                and s.embedding_model is distinct from model
+        )
+        + (
+            select count(*) from codesift.files as f
+            inner join codesift.blobs as b on f.tenant_id = b.tenant_id and f.blob_sha = b.sha
+            where
+                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+                and b.embedding_model is distinct from model
+        )
+    from codesift.repositories as r
+    where r.tenant_id = tenant and (repo is null or r.name = repo)
+    order by r.name;
+end
+$$;
+
+comment on function codesift.repository_status(text) is
+'Per repository of the session''s tenant (or only repo): origin, indexed commit and time, the '
+'head the loader last saw and whether the index is stale, live files, symbols, import edges '
+'and the embedding backlog (symbols and files without a vector from the active model).';
+
+-- MCP bearer tokens (sql/incremental/010-mcp-tokens.sql): the loader manages its
+-- tenant's tokens; nobody else reads the table.
+drop policy if exists tenant_isolation on codesift.mcp_tokens;
+create policy tenant_isolation on codesift.mcp_tokens
+using (tenant_id = (select codesift.current_tenant_id()))
+with check (tenant_id = (select codesift.current_tenant_id()));
+
+-- token_tenant runs as the owner of this function (the role that migrates): when
+-- that is not a superuser, forced row-level security applies to it too, and this
+-- policy lets it (and only it) read tokens by hash.
+drop policy if exists token_lookup on codesift.mcp_tokens;
+create policy token_lookup on codesift.mcp_tokens for all to current_user
+using (true) with check (true);
+
+-- token_tenant: the tenant of a live token, from its hash; null for an unknown or
+-- revoked one. The one security definer function: the MCP HTTP server calls it as
+-- codesift_app before any tenant is set (a token is what names the tenant). Tiny on
+-- purpose: one lookup by hash and a last-used stamp at most once a minute.
+create or replace function codesift.token_tenant(token_hash text)
+returns bigint
+language sql
+volatile
+security definer
+set search_path = pg_catalog, pg_temp
+begin atomic
+    with live as (
+        select
+            t.tenant_id,
+            t.id
+        from codesift.mcp_tokens as t
+        where t.token_hash = token_tenant.token_hash and t.revoked_at is null
+        order by t.tenant_id, t.id
+        limit 1
+    ),
+
+    stamp as (
+        -- runs whether or not it is read: a data-modifying WITH always does
+        update codesift.mcp_tokens as u set last_used_at = now()
+        from live
+        where
+            u.tenant_id = live.tenant_id and u.id = live.id
+            and (u.last_used_at is null or u.last_used_at < now() - interval '1 minute')
+    )
+
+    select live.tenant_id from live;
+end;
+
+comment on function codesift.token_tenant(text) is
+'The tenant of a live MCP bearer token given its sha256 (hex), or null. Security definer, '
+'executable by codesift_app only: the MCP HTTP server maps a request''s token to its tenant.';

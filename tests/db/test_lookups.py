@@ -1,0 +1,138 @@
+"""find_symbol, related_files and repository_status against real indexed repositories."""
+
+import psycopg
+import pytest
+from codesift.indexer import index_repository
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/client.py": (
+        "from pkg.transport import send_request, Transport\n\n\n"
+        "class Client:\n"
+        '    """A client."""\n\n'
+        "    def get(self, url):\n"
+        "        return send_request('GET', url)\n\n"
+        "    def Get(self, url):\n"
+        "        return self.get(url)\n\n\n"
+        "def make_client():\n    return Client()\n"
+    ),
+    "pkg/transport.py": (
+        "class Transport:\n    pass\n\n\n"
+        "def send_request(method, url):\n    return (method, url)\n"
+    ),
+    "tests/test_client.py": (
+        "from pkg.client import make_client\n\n\n"
+        "def test_get():\n    assert make_client().get('x')\n"
+    ),
+}
+
+
+@pytest.fixture
+def indexed(db, dsn, make_repo, app_connect):
+    root = make_repo(FILES, name="lookups")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="lookups", tenant="t1", embed=False, show_progress=False)
+    tenant = db.execute("select id from codesift.tenants where name = 't1'").fetchone()[0]
+    return app_connect(tenant)
+
+
+def test_find_symbol_exact_then_case_insensitive(indexed):
+    rows = indexed.execute(
+        "select path, start_line, end_line, symbol, symbol_kind, match, citation"
+        " from codesift.find_symbol('get', repo => 'lookups')"
+    ).fetchall()
+    assert rows == [
+        ("pkg/client.py", 7, 8, "Client.get", "method", "exact", "lookups:pkg/client.py:7-8")
+    ]
+    # qualified names match too
+    rows = indexed.execute("select symbol from codesift.find_symbol('Client.Get')").fetchall()
+    assert rows == [("Client.Get",)]
+    # no exact spelling: ignoring case, and says so
+    rows = indexed.execute(
+        "select symbol, match from codesift.find_symbol('MAKE_CLIENT')"
+    ).fetchall()
+    assert rows == [("make_client", "case-insensitive")]
+
+
+def test_find_symbol_absent_name_is_empty_with_notice(indexed):
+    notices = []
+    indexed.add_notice_handler(lambda d: notices.append(d.message_primary))
+    rows = indexed.execute("select * from codesift.find_symbol('make_clinet')").fetchall()
+    assert rows == []
+    assert any("no symbol named 'make_clinet'" in n and "make_client" in n for n in notices)
+
+
+def test_find_symbol_filters_and_bounds(indexed):
+    assert indexed.execute(
+        "select count(*) from codesift.find_symbol('Transport', kind => 'function')"
+    ).fetchone() == (0,)
+    assert indexed.execute(
+        "select count(*) from codesift.find_symbol('Transport', path_prefix => 'pkg/')"
+    ).fetchone() == (1,)
+    for call in (
+        "select * from codesift.find_symbol('')",
+        "select * from codesift.find_symbol(repeat('x', 513))",
+        "select * from codesift.find_symbol('x', max_results => 0)",
+        "select * from codesift.find_symbol('x', max_results => 201)",
+        "select * from codesift.find_symbol('x', path_prefix => repeat('a', 5000))",
+    ):
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as exc:
+            indexed.execute(call)
+        assert exc.value.diag.message_hint
+
+
+def test_related_files_both_directions_and_tests(indexed):
+    rows = indexed.execute(
+        "select related_path, relation, hop, names, is_test"
+        " from codesift.related_files('pkg/client.py', repo => 'lookups')"
+    ).fetchall()
+    got = {r[0]: r[1:] for r in rows}
+    assert got["pkg/transport.py"][:2] == ("imports", 1)
+    assert set(got["pkg/transport.py"][2]) >= {"send_request", "Transport"}
+    assert got["tests/test_client.py"] == ("imported by", 1, ["make_client"], True)
+    two = indexed.execute(
+        "select related_path, hop, via from codesift.related_files('pkg/transport.py', depth => 2)"
+    ).fetchall()
+    assert ("tests/test_client.py", 2, "pkg/client.py") in two
+
+
+def test_related_files_unknown_path_and_bounds(indexed):
+    notices = []
+    indexed.add_notice_handler(lambda d: notices.append(d.message_primary))
+    for path in ("../../etc/passwd", "/etc/passwd", "pkg/../pkg/client.py"):
+        assert indexed.execute(
+            "select * from codesift.related_files(%s)", (path,)
+        ).fetchall() == []
+    assert len(notices) == 3
+    for call in (
+        "select * from codesift.related_files('pkg/client.py', depth => 4)",
+        "select * from codesift.related_files('pkg/client.py', max_results => 501)",
+        "select * from codesift.related_files(repeat('a/', 3000))",
+    ):
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            indexed.execute(call)
+
+
+def test_repository_status(indexed, db):
+    rows = indexed.execute(
+        "select repository, stale, live_files, symbols, edges, embedding_backlog"
+        " from codesift.repository_status()"
+    ).fetchall()
+    assert len(rows) == 1
+    name, stale, files, symbols, edges, backlog = rows[0]
+    assert (name, stale, files) == ("lookups", False, 4)
+    assert symbols >= 7 and edges >= 2 and backlog > 0  # embed=False: all of it is backlog
+    db.execute("update codesift.repositories set head_commit = repeat('a', 40)")
+    assert indexed.execute("select stale from codesift.repository_status('lookups')").fetchone() == (
+        True,
+    )
+    assert indexed.execute("select count(*) from codesift.repository_status('nope')").fetchone() == (
+        0,
+    )
+
+
+def test_no_tenant_sees_nothing(db, indexed, app_connect):
+    other = app_connect()
+    assert other.execute("select count(*) from codesift.repository_status()").fetchone() == (0,)
+    with pytest.raises(psycopg.Error):
+        other.execute("select * from codesift.find_symbol('get')")
