@@ -36,7 +36,17 @@ SPLIT_FILES = 12
 EXPANDED = "expanded:symbols"  # an oversized file replaced by its best symbols
 TOO_BIG = "not_packed:too_big"  # an oversized file ranked below the SPLIT_FILES split ones
 MAX_BUDGET = 200_000
+# Bounds on what a caller may ask (each also checked by the SQL function that does the work):
+# a question is text a person or an agent wrote, a 300-word bug report is ~2,000 characters
+MAX_QUERY_CHARS = 200_000
+MAX_KINDS = 64  # symbol kinds in a filter (codesift.leg_bounds)
+MAX_SEARCH_K = 1000  # hybrid_search's k (codesift.leg_bounds' k at most)
+# the model reads the first 256 word pieces (minilm.MAX_TOKENS): a few hundred characters
+# of prose, or of code; tokenizing more only costs time
+EMBED_QUERY_CHARS = 20_000
 INVALID = "22023"  # invalid_parameter_value
+NULL_VALUE = "22004"  # null_value_not_allowed
+FLOAT_KNOBS = ("hop_decay", "jaccard_threshold", "recency_lambda", "lexical_weight", "dense_weight")
 
 
 @dataclass
@@ -65,6 +75,9 @@ def _run(plpy, query: str, types: list, args: list):
 
 
 def _fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID):
+    # plpy.error prints hint=None as a literal 'HINT:  None': pass it only when there is one
+    if hint is None:
+        plpy.error(message, sqlstate=sqlstate)
     plpy.error(message, hint=hint, sqlstate=sqlstate)
 
 
@@ -75,6 +88,12 @@ def validate(plpy, p: Params) -> None:
             plpy,
             "query must be a non-empty question or identifier",
             hint="pass the text to search for, e.g. 'where are redirects followed?'",
+        )
+    if len(p.query) > MAX_QUERY_CHARS:
+        _fail(
+            plpy,
+            f"query is {len(p.query):,} characters; at most {MAX_QUERY_CHARS:,}",
+            hint="pass the question, or the part of a long report or log that matters",
         )
     for name in (
         "token_budget",
@@ -88,6 +107,12 @@ def validate(plpy, p: Params) -> None:
     ):
         if getattr(p, name) is None:
             _fail(plpy, f"{name} must not be null", hint="omit it to use its default")
+    for name in FLOAT_KNOBS:
+        # NaN passes every comparison below and Infinity some; both fail later as JSON
+        if not math.isfinite(getattr(p, name)):
+            _fail(plpy, f"{name} must be a finite number (got {getattr(p, name)})")
+    if p.kinds is not None and len(p.kinds) > MAX_KINDS:
+        _fail(plpy, f"kinds has {len(p.kinds)} entries; at most {MAX_KINDS}")
     if not 1 <= p.token_budget <= MAX_BUDGET:
         _fail(plpy, f"token_budget must be between 1 and {MAX_BUDGET:,} (got {p.token_budget})")
     if not 0 <= p.graph_depth <= 5:
@@ -114,16 +139,9 @@ order by name
 
 
 def _current_tenant(plpy) -> int | None:
-    raw = plans.run(plpy, "select current_setting('app.current_tenant_id', true) as t")[0]["t"]
-    if raw is None or raw == "":
-        return None
-    if not raw.isdigit():
-        _fail(
-            plpy,
-            f"app.current_tenant_id is '{raw}', not a tenant id",
-            hint="set it to a codesift.tenants id: set app.current_tenant_id = '42'",
-        )
-    return int(raw)
+    """The tenant the session acts as (codesift.current_tenant_id: a per-tenant role's own,
+    else app.current_tenant_id, checked there)."""
+    return plans.run(plpy, "select codesift.current_tenant_id() as t")[0]["t"]
 
 
 def resolve_scope(plpy, repo: str | None) -> tuple[int, list[dict]]:
@@ -191,7 +209,8 @@ def embed_query(plpy, text: str, settings: dict | None = None) -> str | None:
             "server's Python: lexical + graph only (or pass query_embedding)"
         )
         return None
-    vector = minilm.get_model().encode([text])[0]
+    # the model truncates to its first word pieces anyway: never tokenize megabytes
+    vector = minilm.get_model().encode([text[:EMBED_QUERY_CHARS]])[0]
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
@@ -209,7 +228,7 @@ def _query_vector(plpy, p: Params) -> tuple[str | None, str]:
                 sqlstate="22000",
             )
         return p.query_embedding, model
-    return embed_query(plpy, p.query[:20_000], settings), model
+    return embed_query(plpy, p.query, settings), model
 
 
 # --- 1. hybrid search -----------------------------------------------------------------------
@@ -347,7 +366,7 @@ select distinct on (s.id) s.id, s.blob_sha, s.qualified_name, s.kind, s.start_li
     extract(epoch from f.last_changed)::float8 as last_changed
 from codesift.code_symbols s
 join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
-where s.id = any($1) and f.repository_id = any($2)
+where s.tenant_id = $4 and s.id = any($1) and f.repository_id = any($2)
 order by s.id, f.path
 """
 
@@ -359,7 +378,8 @@ select f.repository_id, f.path, f.blob_sha,
     extract(epoch from f.last_changed)::float8 as last_changed, b.line_count as lines,
     case when b.token_count <= $3 then b.content end as content
 from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
-join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
+join codesift.files f on f.tenant_id = $4 and f.repository_id = k.repository_id
+    and f.path = k.path and f.live
 join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
 """
 
@@ -379,7 +399,8 @@ from (
             partition by f.repository_id, f.path order by o.overlap desc, s.start_line
         ) as nth
     from unnest($1::bigint[], $2::text[]) as k(repository_id, path)
-    join codesift.files f on f.repository_id = k.repository_id and f.path = k.path and f.live
+    join codesift.files f on f.tenant_id = $8 and f.repository_id = k.repository_id
+        and f.path = k.path and f.live
     join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
     -- lexemes that are query terms: ts_delete drops them (8x faster than unnesting)
     cross join lateral (
@@ -389,7 +410,7 @@ from (
         and not s.id = any($5)
         and s.lexemes @@ $6
 ) as r
-join codesift.code_symbols s on s.id = r.id
+join codesift.code_symbols s on s.tenant_id = $8 and s.id = r.id
 where r.nth <= $7
 order by r.path, r.nth
 """
@@ -407,7 +428,7 @@ def _two_terms_query(terms: list) -> str:
 NEWEST = """
 select r.id as repository_id,
     extract(epoch from (select max(f.last_changed) from codesift.files f
-        where f.repository_id = r.id and f.live))::float8 as newest
+        where f.tenant_id = $2 and f.repository_id = r.id and f.live))::float8 as newest
 from unnest($1::bigint[]) as r(id)
 """
 
@@ -434,7 +455,7 @@ def _file_tokens(budget: int) -> int:
     return int(budget * FILE_SHARE)
 
 
-def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int) -> None:
+def hydrate(plpy, items: dict, tenant: int, repo_ids: list, max_file_tokens: int) -> None:
     """Fill path, lines, text and last_changed; drop candidates that are no longer live.
     Files over max_file_tokens get text None: they are too big to pack whole."""
     symbol_ids = [k[1] for k in items if k[0] == "s"]
@@ -443,8 +464,8 @@ def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int) -> None:
         rows = _run(
             plpy,
             SYMBOL_ROWS,
-            ["bigint[]", "bigint[]", "int"],
-            [symbol_ids, repo_ids, max_file_tokens],
+            ["bigint[]", "bigint[]", "int", "bigint"],
+            [symbol_ids, repo_ids, max_file_tokens, tenant],
         )
         for row in rows:
             items[("s", row["id"])].update(_symbol_item(row))
@@ -454,8 +475,8 @@ def hydrate(plpy, items: dict, repo_ids: list, max_file_tokens: int) -> None:
         rows = _run(
             plpy,
             FILE_ROWS,
-            ["bigint[]", "text[]", "int"],
-            [[k[1] for k in files], [k[2] for k in files], max_file_tokens],
+            ["bigint[]", "text[]", "int", "bigint"],
+            [[k[1] for k in files], [k[2] for k in files], max_file_tokens, tenant],
         )
         for row in rows:
             key = ("f", row["repository_id"], row["path"])
@@ -507,8 +528,11 @@ def path_prior(path: str) -> float:
     return 1.0
 
 
-def apply_recency(plpy, items: dict, repo_ids: list, lam: float) -> None:
-    newest = {r["repository_id"]: r["newest"] for r in _run(plpy, NEWEST, ["bigint[]"], [repo_ids])}
+def apply_recency(plpy, items: dict, tenant: int, repo_ids: list, lam: float) -> None:
+    newest = {
+        r["repository_id"]: r["newest"]
+        for r in _run(plpy, NEWEST, ["bigint[]", "bigint"], [repo_ids, tenant])
+    }
     for item in items.values():
         age = _age_days(item.get("last_changed"), newest.get(item["repository_id"]))
         item["age_days"] = round(age, 1)
@@ -520,7 +544,7 @@ def apply_recency(plpy, items: dict, repo_ids: list, lam: float) -> None:
 # --- 2. graph walk --------------------------------------------------------------------------
 
 
-def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
+def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> None:
     if p.graph_depth == 0 or not items:
         return
     ranked = sorted(items.values(), key=lambda i: -i["score"])
@@ -567,14 +591,14 @@ def expand_graph(plpy, items: dict, p: Params, repo_ids: list) -> None:
         new_keys.append(key)
     if new_keys:
         subset = {k: items.pop(k) for k in new_keys}
-        hydrate(plpy, subset, repo_ids, _file_tokens(p.token_budget))
+        hydrate(plpy, subset, tenant, repo_ids, _file_tokens(p.token_budget))
         items.update(subset)
 
 
 # --- 3. oversized files stand in by their best symbols --------------------------------------
 
 
-def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
+def split_big_files(plpy, items: dict, tenant: int, budget: int, terms: list) -> list[dict]:
     """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
     SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, by
     score, then other symbols by query-term overlap) taking the file's score; the others
@@ -604,7 +628,7 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
         for row in _run(
             plpy,
             FILE_SYMBOLS,
-            ["bigint[]", "text[]", "text[]", "int", "bigint[]", "tsquery", "int"],
+            ["bigint[]", "text[]", "text[]", "int", "bigint[]", "tsquery", "int", "bigint"],
             [
                 [i["repository_id"] for i in short],
                 [i["path"] for i in short],
@@ -613,6 +637,7 @@ def split_big_files(plpy, items: dict, budget: int, terms: list) -> list[dict]:
                 [k[1] for k in items if k[0] == "s"],
                 _two_terms_query(terms),
                 SYMBOLS_PER_FILE,
+                tenant,
             ],
         ):
             others.setdefault((row["repository_id"], row["path"]), []).append(row)
@@ -667,8 +692,8 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         return {}, terms, repos
     legs = _legs(plpy, p, tenant, repo_ids, terms, vector, model)
     items = fuse(legs, p.lexical_weight, p.dense_weight)
-    hydrate(plpy, items, repo_ids, _file_tokens(p.token_budget))
-    apply_recency(plpy, items, repo_ids, p.recency_lambda)
+    hydrate(plpy, items, tenant, repo_ids, _file_tokens(p.token_budget))
+    apply_recency(plpy, items, tenant, repo_ids, p.recency_lambda)
     return items, terms, repos
 
 
@@ -677,10 +702,11 @@ def run(plpy, p: Params) -> list[dict]:
     items, terms, repos = hybrid(plpy, p)
     if not items:
         return []
+    tenant = repos[0]["tenant_id"]  # resolve_scope: one tenant's repositories
     repo_ids = [r["id"] for r in repos]
     by_id = {r["id"]: r for r in repos}
-    expand_graph(plpy, items, p, repo_ids)
-    split_big_files(plpy, items, p.token_budget, terms)
+    expand_graph(plpy, items, p, tenant, repo_ids)
+    split_big_files(plpy, items, tenant, p.token_budget, terms)
     ordered = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))
     for item in ordered:
         repo = by_id[item["repository_id"]]
@@ -775,8 +801,10 @@ def search_rows(plpy, p: Params, k: int) -> list[dict]:
     """Stage 1 alone (hybrid_search): fused, recency-decayed candidates, best first."""
     import json
 
-    if k is None or not 1 <= k <= 1000:
-        _fail(plpy, f"k must be between 1 and 1000 (got {k})")
+    if k is None:
+        _fail(plpy, "k must not be null", hint="omit it for 20 rows", sqlstate=NULL_VALUE)
+    if not 1 <= k <= MAX_SEARCH_K:
+        _fail(plpy, f"k must be between 1 and {MAX_SEARCH_K:,} (got {k})")
     items, _, repos = hybrid(plpy, p)
     by_id = {r["id"]: r for r in repos}
     ordered = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))

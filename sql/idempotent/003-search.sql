@@ -37,6 +37,53 @@ $$;
 comment on function codesift.query_terms(text) is
 'Identifier-split, stopword-free terms of a question for an OR lexical query; never raises.';
 
+-- What every leg accepts: each is a function of its own, callable with any
+-- arguments. Generous for real use (the pipeline asks for 40 symbols and 30 files
+-- with at most 64 terms, identifiers.MAX_QUERY_TERMS), small enough that no call
+-- makes a leg read without bound. Raises 22004/22023 with the limit; else true.
+create or replace function codesift.leg_bounds(
+    k integer, terms text[], kinds text[], repository_ids bigint[]
+)
+returns boolean
+language plpgsql
+immutable parallel safe
+security invoker
+set search_path = codesift, public
+as $fn$
+declare
+    max_k constant integer := 1000;  -- rows a leg returns (hybrid_search's k at most)
+    max_terms constant integer := 256;  -- query terms
+    max_kinds constant integer := 64;  -- symbol kinds in a filter
+    max_repositories constant integer := 10000;  -- repositories searched at once
+begin
+    if k is null then
+        raise exception 'k must not be null'
+        using errcode = '22004', hint = format('pass the number of rows wanted, 1 to %s', max_k);
+    end if;
+    if k < 0 or k > max_k then
+        raise exception 'k must be between 0 and % (got %)', max_k, k
+        using errcode = '22023';
+    end if;
+    if cardinality(terms) > max_terms then
+        raise exception 'at most % query terms (got %)', max_terms, cardinality(terms)
+        using errcode = '22023';
+    end if;
+    if cardinality(kinds) > max_kinds then
+        raise exception 'at most % symbol kinds (got %)', max_kinds, cardinality(kinds)
+        using errcode = '22023';
+    end if;
+    if cardinality(repository_ids) > max_repositories then
+        raise exception 'at most % repositories (got %)', max_repositories, cardinality(repository_ids)
+        using errcode = '22023';
+    end if;
+    return true;
+end;
+$fn$;
+
+comment on function codesift.leg_bounds(integer, text[], text[], bigint[]) is
+'True when a leg''s k and arrays are within its limits (k 0..1,000; 256 terms, 64 kinds, '
+'10,000 repositories); otherwise raises 22004 (null k) or 22023 naming the limit.';
+
 create or replace function codesift.tsrank_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer
@@ -73,7 +120,15 @@ begin atomic
                 and (tsrank_symbols.lang is null or v.language = tsrank_symbols.lang)
         )
     order by score desc, s.id asc
-    limit tsrank_symbols.k;
+    -- the limit is evaluated once, before any row is read: the bounds are checked there
+    limit (
+        case
+            when codesift.leg_bounds(
+                tsrank_symbols.k, tsrank_symbols.terms, tsrank_symbols.kinds,
+                tsrank_symbols.repository_ids
+            ) then tsrank_symbols.k
+        end
+    );
 end;
 
 comment on function codesift.tsrank_symbols(
@@ -110,7 +165,14 @@ begin atomic
         and (tsrank_files.path_prefix is null or starts_with(f.path, tsrank_files.path_prefix))
         and (tsrank_files.lang is null or bl.language = tsrank_files.lang)
     order by score desc, f.path asc
-    limit tsrank_files.k;
+    -- the limit is evaluated once, before any row is read: the bounds are checked there
+    limit (
+        case
+            when codesift.leg_bounds(
+                tsrank_files.k, tsrank_files.terms, null, tsrank_files.repository_ids
+            ) then tsrank_files.k
+        end
+    );
 end;
 
 comment on function codesift.tsrank_files(bigint, text[], bigint[], text, text, integer) is
@@ -131,7 +193,12 @@ set "hnsw.ef_search" = 100
 set plan_cache_mode = force_custom_plan
 as $$
 # one cached statement per filter combination: see plpython/codesift_db/dense.py
-from codesift_db import dense
+from codesift_db import dense, plans
+try:
+    plans.run(plpy, "select codesift.leg_bounds($1, null, $2, $3)",
+              ["int", "text[]", "bigint[]"], [k, kinds, repository_ids])
+except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
+    plpy.error(e.args[0], sqlstate=e.sqlstate)
 return dense.symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, lang,
                      kinds, k)
 $$;
@@ -156,13 +223,22 @@ set "hnsw.iterative_scan" = 'relaxed_order'
 set "hnsw.ef_search" = 100
 set plan_cache_mode = force_custom_plan
 as $$
-from codesift_db import dense
+from codesift_db import dense, plans
+try:
+    plans.run(plpy, "select codesift.leg_bounds($1, null, null, $2)", ["int", "bigint[]"],
+              [k, repository_ids])
+except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
+    plpy.error(e.args[0], sqlstate=e.sqlstate)
 return dense.files(plpy, tenant, embedding, model, repository_ids, path_prefix, lang, k)
 $$;
 
 comment on function codesift.dense_files(bigint, vector, text, bigint[], text, text, integer) is
 'Dense leg over files: cosine distance on the blobs'' HNSW index, live files passing filters.';
 
+-- The import-graph walk: breadth first over files, each reached once (a walk over
+-- paths grows as fanout^depth, 16 s at depth 5 on a 12-file import clique). In
+-- plpgsql, not sql: a SQL function's statements are planned again at every call,
+-- these are cached; and without temporary tables, so that it runs on a hot standby.
 create or replace function codesift.graph_walk(
     repository_ids bigint[], seeds text[], max_depth integer, decay double precision,
     fanout integer
@@ -178,73 +254,187 @@ set jit = off
 set plan_cache_mode = force_generic_plan
 as $fn$
 #variable_conflict use_column
+declare
+    -- bounds (pack_context walks from 3 seeds, graph_depth 0..5 hops, 8 edges a file)
+    max_hops constant integer := 5;
+    max_seeds constant integer := 100;
+    max_repositories constant integer := 10000;
+    max_starts constant integer := 100000;  -- seeds times repositories
+    max_fanout constant integer := 100;
+    max_files constant integer := 10000;  -- files reached (returned at most)
+    -- the hop being walked: each file on it, the seed it came from and the path
+    -- that led there (a text[] in its text form: plpgsql has no arrays of arrays),
+    -- best seed first
+    front_repository bigint[];
+    front_path text[];
+    front_origin text[];
+    front_via text[];
+    -- every file reached so far (each once, at its smallest hop)
+    seen_repository bigint[] := '{}';
+    seen_path text[] := '{}';
+    seen_hop integer[] := '{}';
+    seen_factor double precision[] := '{}';
+    seen_via text[] := '{}';
+    next_repository bigint[];
+    next_path text[];
+    next_origin text[];
+    next_via text[];
+    hop_factor double precision := 1.0;
+    n integer;
 begin
-    -- plpgsql, not sql: a SQL function's statement is planned again at every call
-    -- (1.2 ms at 100k symbols, four times the walk itself); this plan is cached
-    return query
-    -- both directions: what a file imports, and what imports it (tests included);
-    -- a path is never revisited on a walk, and each node follows at most fanout edges
-    with recursive walk (repository_id, path, hop, factor, via) as (
-        select
-            r.id,
+    if max_depth is null or decay is null or fanout is null then
+        raise exception 'graph_walk: max_depth, decay and fanout must not be null'
+        using errcode = '22004';
+    end if;
+    if max_depth < 0 or max_depth > max_hops then
+        raise exception 'graph_walk: max_depth must be between 0 and % (got %)', max_hops, max_depth
+        using errcode = '22023';
+    end if;
+    -- not (0 < decay <= 1) also refuses NaN, which compares greater than every number
+    if not (decay > 0 and decay <= 1) then
+        raise exception 'graph_walk: decay must be in (0, 1] (got %)', decay
+        using errcode = '22023';
+    end if;
+    if fanout < 0 or fanout > max_fanout then
+        raise exception 'graph_walk: fanout must be between 0 and % (got %)', max_fanout, fanout
+        using errcode = '22023';
+    end if;
+    if coalesce(cardinality(seeds), 0) > max_seeds then
+        raise exception 'graph_walk: at most % seed paths (got %)', max_seeds, cardinality(seeds)
+        using errcode = '22023';
+    end if;
+    if coalesce(cardinality(repository_ids), 0) > max_repositories then
+        raise exception 'graph_walk: at most % repositories (got %)',
+            max_repositories, cardinality(repository_ids)
+        using errcode = '22023';
+    end if;
+    if coalesce(cardinality(seeds), 0) * coalesce(cardinality(repository_ids), 0) > max_starts then
+        raise exception 'graph_walk: at most % seed paths times repositories (got % times %)',
+            max_starts, cardinality(seeds), cardinality(repository_ids)
+        using errcode = '22023';
+    end if;
+
+    -- hop 0: each seed in each repository where it has an edge, best seed first
+    select
+        array_agg(s.repository_id order by s.seed, s.rank),
+        array_agg(s.path order by s.seed, s.rank),
+        array_agg(s.path order by s.seed, s.rank),
+        array_agg(array[s.path]::text order by s.seed, s.rank)
+    into front_repository, front_path, front_origin, front_via
+    from (
+        select distinct on (r.id, seed.path)
+            r.id as repository_id,
             seed.path,
-            0,
-            1.0::double precision,
-            array[seed.path]
-        from unnest(graph_walk.repository_ids) as r (id)
-        cross join unnest(graph_walk.seeds) as seed (path)
-        union all
-        select
-            w.repository_id,
-            n.path,
-            w.hop + 1,
-            w.factor * graph_walk.decay,
-            w.via || n.path
-        from walk as w
+            seed.ord as seed,
+            r.ord as rank
+        from unnest(graph_walk.seeds) with ordinality as seed (path, ord)
+        cross join unnest(graph_walk.repository_ids) with ordinality as r (id, ord)
         cross join
             lateral (
-                select e.path
-                from (
-                    select
-                        e1.target_path as path,
-                        e1.id
-                    from codesift.code_symbol_edges as e1
-                    where e1.repository_id = w.repository_id and e1.source_path = w.path
-                    union all
-                    select
-                        e2.source_path,
-                        e2.id
-                    from codesift.code_symbol_edges as e2
-                    where e2.repository_id = w.repository_id and e2.target_path = w.path
-                ) as e
-                where e.path <> all(w.via)
-                order by e.id
-                limit graph_walk.fanout
-            ) as n
-        where w.hop < graph_walk.max_depth
-    )
+                select 1 as edge
+                from codesift.code_symbol_edges as e
+                where e.repository_id = r.id and e.source_path = seed.path
+                union all
+                select 1
+                from codesift.code_symbol_edges as e
+                where e.repository_id = r.id and e.target_path = seed.path
+                limit 1
+            ) as e
+        order by r.id, seed.path, seed.ord
+    ) as s;
 
-    select distinct on (walk.repository_id, walk.path)
-        walk.repository_id,
-        walk.path,
-        walk.hop,
-        walk.factor,
-        walk.via
-    from walk
-    -- a probe per reached path (a join is planned as a hash of every file)
-    cross join
-        lateral (
-            select 1 as live
-            from codesift.files as f
-            where f.repository_id = walk.repository_id and f.path = walk.path and f.live
-            order by f.path
-            limit 1
-        ) as f
-    where walk.hop > 0
-    order by walk.repository_id, walk.path, walk.hop;
+    for depth in 1 .. max_depth loop
+        n := coalesce(cardinality(seen_path), 0);
+        exit when front_path is null or n >= max_files;
+        hop_factor := hop_factor * decay;
+        -- each file on this hop follows its first fanout edges (both directions: what it
+        -- imports, and what imports it) to files not reached yet; a file reached from
+        -- several takes the best seed's path
+        select
+            array_agg(s.repository_id order by s.ord, s.id),
+            array_agg(s.path order by s.ord, s.id),
+            array_agg(s.origin order by s.ord, s.id),
+            array_agg((s.via::text[] || s.path)::text order by s.ord, s.id)
+        into next_repository, next_path, next_origin, next_via
+        from (
+            select d.*
+            from (
+                select distinct on (w.repository_id, e.path)
+                    w.repository_id,
+                    e.path,
+                    w.origin,
+                    w.via,
+                    w.ord,
+                    e.id
+                from unnest(front_repository, front_path, front_origin, front_via)
+                    with ordinality as w (repository_id, path, origin, via, ord)
+                -- a seed reached from another seed is reported, but it was walked from
+                cross join
+                    lateral (
+                        select
+                            x.path,
+                            x.id
+                        from (
+                            select
+                                e1.target_path as path,
+                                e1.id
+                            from codesift.code_symbol_edges as e1
+                            where e1.repository_id = w.repository_id and e1.source_path = w.path
+                            union all
+                            select
+                                e2.source_path,
+                                e2.id
+                            from codesift.code_symbol_edges as e2
+                            where e2.repository_id = w.repository_id and e2.target_path = w.path
+                        ) as x
+                        where
+                            x.path <> w.origin
+                            and (w.repository_id, x.path) not in (
+                                select
+                                    v.repository_id,
+                                    v.path
+                                from unnest(seen_repository, seen_path) as v (repository_id, path)
+                            )
+                        order by x.id
+                        limit graph_walk.fanout
+                    ) as e
+                where depth = 1 or w.path <> all(graph_walk.seeds)
+                order by w.repository_id, e.path, w.ord, e.id
+            ) as d
+            order by d.ord, d.id
+            limit max_files - n
+        ) as s;
+        exit when next_path is null;
+        seen_repository := seen_repository || next_repository;
+        seen_path := seen_path || next_path;
+        seen_hop := seen_hop || array_fill(depth, array[cardinality(next_path)]);
+        seen_factor := seen_factor || array_fill(hop_factor, array[cardinality(next_path)]);
+        seen_via := seen_via || next_via;
+        front_repository := next_repository;
+        front_path := next_path;
+        front_origin := next_origin;
+        front_via := next_via;
+    end loop;
+
+    -- a probe per reached file for liveness (a join is planned as a hash of every file)
+    return query
+    select
+        r.repository_id,
+        r.path,
+        r.hop,
+        r.factor,
+        r.via::text[]
+    from unnest(seen_repository, seen_path, seen_hop, seen_factor, seen_via)
+        as r (repository_id, path, hop, factor, via)
+    where exists (
+        select 1 from codesift.files as f
+        where f.repository_id = r.repository_id and f.path = r.path and f.live
+    )
+    order by r.repository_id, r.path;
 end;
 $fn$;
 
 comment on function codesift.graph_walk(bigint[], text[], integer, double precision, integer) is
-'Bounded walk over resolved import edges in both directions from seed paths: each reached '
-'live file with its hop count, decay factor and the path that led there.';
+'Breadth-first walk over resolved import edges in both directions from seed paths, at most '
+'5 hops, fanout edges a file and 10,000 files: each reached live file once, at its smallest '
+'hop, with the decay factor and the path that led there.';

@@ -54,17 +54,44 @@ comment on function codesift.bm25_idf(bigint, text, text[]) is
 
 create or replace function codesift.bm25_depth()
 returns integer
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = codesift, public
-return greatest(
-    coalesce(nullif(current_setting('codesift.bm25_depth', true), ''), '1000')::integer, 1
-);
+as $fn$
+declare
+    default_depth constant integer := 1000;
+    max_depth constant integer := 1000000;
+    setting text := current_setting('codesift.bm25_depth', true);
+    digits text;
+    depth numeric;
+begin
+    if setting is null or btrim(setting) = '' then
+        return default_depth;
+    end if;
+    -- a whole number: below one reads one, above max_depth (or not a number) is a mistake
+    digits := substring(setting from '^\s*([+-]?[0-9]{1,30})\s*$');
+    if digits is not null then
+        depth := digits::numeric;
+    end if;
+    if digits is null or depth > max_depth then
+        raise exception 'codesift.bm25_depth is ''%'', not a number of postings from 1 to %',
+            left(setting, 40), max_depth
+        using
+            errcode = '22023',
+            hint = format(
+                'set codesift.bm25_depth to a whole number (%s by default), '
+                'or reset codesift.bm25_depth', default_depth
+            );
+    end if;
+    return greatest(depth, 1)::integer;
+end;
+$fn$;
 
 comment on function codesift.bm25_depth() is
 'Postings the BM25 legs read per query term before deepening: setting codesift.bm25_depth, '
-'1,000 by default (at least 1).';
+'1,000 by default, at least 1 and at most 1,000,000 (anything but a whole number raises '
+'22023).';
 
 create or replace function codesift.bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
@@ -80,6 +107,8 @@ set plan_cache_mode = force_generic_plan
 as $fn$
 #variable_conflict use_column
 declare
+    -- in this order: the bounds before anything computed from them
+    bounded boolean := codesift.leg_bounds(k, terms, kinds, repository_ids);
     reading integer := codesift.bm25_depth();
     checking integer := greatest(4 * k, 400);
     most_postings bigint;
@@ -190,9 +219,11 @@ begin
         into passed, ids, scores
         from best;
         -- every posting read and a pool as large as all of them: nothing more to find
-        exit when passed >= k or (reading >= most_postings and checking >= all_postings);
-        reading := reading * 8;
-        checking := checking * 8;
+        exit when
+            passed >= k
+            or (reading >= most_postings and checking >= least(all_postings, 2147483647));
+        reading := least(reading::bigint * 8, 2147483647);
+        checking := least(checking::bigint * 8, 2147483647);
     end loop;
     return query select u.id, u.score from unnest(ids, scores) as u (id, score);
 end;
@@ -219,6 +250,8 @@ set plan_cache_mode = force_generic_plan
 as $fn$
 #variable_conflict use_column
 declare
+    -- in this order: the bounds before anything computed from them
+    bounded boolean := codesift.leg_bounds(k, terms, null, repository_ids);
     -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
     -- django + sympy (6,600 files) 500 postings per term gave 0.95 of the exhaustive
     -- top 20 (bench/bm25_agreement_bench.py)
@@ -333,9 +366,11 @@ begin
         into passed, repos, paths, scores
         from best;
         -- every posting read and a pool as large as all of them: nothing more to find
-        exit when passed >= k or (reading >= most_postings and checking >= all_postings);
-        reading := reading * 8;
-        checking := checking * 8;
+        exit when
+            passed >= k
+            or (reading >= most_postings and checking >= least(all_postings, 2147483647));
+        reading := least(reading::bigint * 8, 2147483647);
+        checking := least(checking::bigint * 8, 2147483647);
     end loop;
     return query
     select u.repository_id, u.path, u.score

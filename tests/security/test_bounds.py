@@ -1,0 +1,312 @@
+"""Bounded work: every function the application role can run refuses arguments that would
+make it work without bound, with an errcode and a message naming the limit.
+
+Two tenants index the same repository name with the same content: a 12-file import clique
+(every module imports every other), on which a walk over paths instead of files grows as
+fanout^depth. The attacks run as the application role (codesift_app) where it may execute
+the function; where a later privileges migration revokes an internal function from it,
+as the owner, whose bounds must hold all the same.
+"""
+
+import psycopg
+import pytest
+from codesift.indexer import index_repository
+
+CLIQUE_SIZE = 12
+CLIQUE = {
+    f"m{i}.py": "\n".join(f"from . import m{j}" for j in range(CLIQUE_SIZE) if j != i)
+    + f"\n\n\ndef clique_member_{i}():\n    return {i}\n"
+    for i in range(CLIQUE_SIZE)
+} | {"__init__.py": ""}
+MODULES = {f"m{i}.py" for i in range(CLIQUE_SIZE)}
+BIG_INT = 2**31 - 1
+MODEL = "all-MiniLM-L6-v2"
+VECTOR = "[" + ",".join(["0.05"] * 384) + "]"
+BUG_REPORT = (
+    "After upgrading to the new release, opening a session against a server that answers "
+    "with a redirect to itself no longer stops: the client keeps following the Location "
+    "header until the process runs out of memory. Expected: follow_redirects gives up "
+    "after the configured limit and raises TooManyRedirects with the last response "
+    "attached. Steps: start a server that returns 302 with Location set to the same URL, "
+    "call open_session on it, watch memory grow. The clique_member_3 helper is involved, "
+    "and m3.py imports m4.py, which imports everything else. "
+) * 4  # about 300 words
+
+
+@pytest.fixture
+def clique(db, dsn, make_repo):
+    """The clique indexed as repository 'clique' by two tenants: {tenant: (tenant_id, repo)}."""
+    out = {}
+    for tenant in ("acme", "globex"):
+        root = make_repo(CLIQUE, name=f"{tenant}-clique")
+        with psycopg.connect(dsn) as conn:
+            index_repository(
+                conn, root, name="clique", tenant=tenant, embed=False, show_progress=False
+            )
+        out[tenant] = db.execute(
+            "select t.id, r.id from tenants t join repositories r on r.tenant_id = t.id"
+            " where t.name = %s and r.name = 'clique'",
+            (tenant,),
+        ).fetchone()
+    return out
+
+
+def refused(conn, sql, params=None, sqlstate="22023", says=None) -> psycopg.Error:
+    """Run sql, expect it to fail with sqlstate (and a message containing says), cleanly."""
+    with pytest.raises(psycopg.Error) as info:
+        conn.execute(sql, params)
+    error = info.value
+    assert error.sqlstate == sqlstate, str(error)
+    if says is not None:
+        assert says in error.diag.message_primary, error.diag.message_primary
+    assert error.diag.message_hint != "None"
+    assert "HINT:  None" not in str(error) and "HINT: None" not in str(error)
+    assert conn.execute("select 1").fetchone()[0] == 1  # the session goes on
+    return error
+
+
+def runner(db, app_connect, tenant_id: int, function: str) -> psycopg.Connection:
+    """The application role's connection when it may execute the function, else the owner's
+    (after the final privileges migration revokes internal functions from the role)."""
+    allowed = db.execute(
+        "select coalesce(bool_and(has_function_privilege('codesift_app', p.oid, 'execute')),"
+        " false) from pg_proc p where p.pronamespace = 'codesift'::regnamespace"
+        " and p.proname = %s",
+        (function,),
+    ).fetchone()[0]
+    if allowed:
+        return app_connect(tenant_id)
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+    return db
+
+
+WALK = (
+    "select repository_id, path, hop, factor, via from codesift.graph_walk("
+    "%s::bigint[], %s::text[], %s::integer, %s::float8, %s::integer)"
+)
+
+
+# --- graph_walk ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fanout", [8, 100])
+def test_graph_walk_at_depth_5_on_a_clique_reaches_each_file_once(db, app_connect, clique, fanout):
+    tenant, repo = clique["acme"]
+    conn = runner(db, app_connect, tenant, "graph_walk")
+    rows = conn.execute(WALK, ([repo], ["m0.py"], 5, 0.85, fanout)).fetchall()
+    paths = [r[1] for r in rows]
+    assert len(paths) == len(set(paths)) == CLIQUE_SIZE - 1
+    assert set(paths) == MODULES - {"m0.py"}
+    for repository_id, path, hop, factor, via in rows:
+        assert repository_id == repo
+        assert via[0] == "m0.py" and via[-1] == path and len(via) == hop + 1
+        assert len(set(via)) == len(via)
+        assert factor == pytest.approx(0.85**hop)
+    # with a fanout that covers the clique every file is one hop away
+    if fanout >= CLIQUE_SIZE:
+        assert {r[2] for r in rows} == {1}
+
+
+def test_graph_walk_from_every_file_returns_each_once(db, app_connect, clique):
+    tenant, repo = clique["acme"]
+    conn = runner(db, app_connect, tenant, "graph_walk")
+    seeds = sorted(MODULES)
+    rows = conn.execute(WALK, ([repo], seeds, 5, 0.85, 8)).fetchall()
+    paths = [r[1] for r in rows]
+    # a seed reached from another seed is reported (at hop 1), each file once
+    assert len(paths) == len(set(paths))
+    assert set(paths) <= MODULES and all(r[2] == 1 for r in rows)
+
+
+def test_graph_walk_stays_in_its_tenant(db, app_connect, clique):
+    acme, _ = clique["acme"]
+    _, globex_repo = clique["globex"]
+    conn = runner(db, app_connect, acme, "graph_walk")
+    if conn is db:
+        pytest.skip("graph_walk is not executable by codesift_app: the owner bypasses nothing")
+    assert conn.execute(WALK, ([globex_repo], ["m0.py"], 5, 0.85, 8)).fetchall() == []
+
+
+@pytest.mark.parametrize(
+    "depth, decay, fanout, sqlstate, says",
+    [
+        (100, 0.85, 8, "22023", "max_depth"),
+        (6, 0.85, 8, "22023", "max_depth"),
+        (-1, 0.85, 8, "22023", "max_depth"),
+        (BIG_INT, 0.85, 8, "22023", "max_depth"),
+        (None, 0.85, 8, "22004", "must not be null"),
+        (2, None, 8, "22004", "must not be null"),
+        (2, 0.85, None, "22004", "must not be null"),
+        (2, float("nan"), 8, "22023", "decay"),
+        (2, float("inf"), 8, "22023", "decay"),
+        (2, float("-inf"), 8, "22023", "decay"),
+        (2, 0.0, 8, "22023", "decay"),
+        (2, 1.5, 8, "22023", "decay"),
+        (2, 0.85, 1_000_000, "22023", "fanout"),
+        (2, 0.85, -1, "22023", "fanout"),
+    ],
+)
+def test_graph_walk_refuses_unbounded_arguments(
+    db, app_connect, clique, depth, decay, fanout, sqlstate, says
+):
+    tenant, repo = clique["acme"]
+    conn = runner(db, app_connect, tenant, "graph_walk")
+    refused(
+        conn,
+        "select count(*) from codesift.graph_walk(%s, %s, %s::integer, %s::float8, %s::integer)",
+        ([repo], ["m0.py"], depth, decay, fanout),
+        sqlstate,
+        says,
+    )
+
+
+def test_graph_walk_refuses_huge_seed_and_repository_arrays(db, app_connect, clique):
+    tenant, repo = clique["acme"]
+    conn = runner(db, app_connect, tenant, "graph_walk")
+    seeds = [f"m{i}.py" for i in range(100_000)]
+    refused(conn, WALK, ([repo], seeds, 2, 0.85, 8), says="seed")
+    repos = list(range(1, 50_001))
+    refused(conn, WALK, (repos, ["m0.py"], 2, 0.85, 8), says="repositories")
+    refused(conn, WALK, (list(range(1, 5_001)), seeds[:100], 2, 0.85, 8), says="seed paths times")
+
+
+def test_pack_context_at_graph_depth_5_on_a_clique(app_connect, clique):
+    tenant, _ = clique["acme"]
+    conn = app_connect(tenant)
+    rows = conn.execute(
+        "select path, graph_hop, kind from codesift.explain_context('clique_member_3',"
+        " repo => 'clique', graph_depth => 5)"
+    ).fetchall()
+    files = [path for path, hop, kind in rows if kind == "file" and hop is not None]
+    assert files and len(files) == len(set(files))
+    refused(
+        conn,
+        "select * from codesift.pack_context('clique_member_3', repo => 'clique',"
+        " graph_depth => 6)",
+        says="graph_depth",
+    )
+
+
+# --- the legs --------------------------------------------------------------------------------
+
+LEGS = {
+    "tsrank_symbols": "codesift.tsrank_symbols(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    " null, null, %(kinds)s::text[], %(k)s::integer)",
+    "tsrank_files": "codesift.tsrank_files(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    " null, null, %(k)s::integer)",
+    "bm25_symbols": "codesift.bm25_symbols(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    " null, null, %(kinds)s::text[], %(k)s::integer, 1.2, 0.75)",
+    "bm25_files": "codesift.bm25_files(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    " null, null, %(k)s::integer, 1.2, 0.75)",
+    "dense_symbols": "codesift.dense_symbols(%(t)s, %(vec)s::vector, '" + MODEL + "',"
+    " %(repos)s::bigint[], null, null, %(kinds)s::text[], %(k)s::integer)",
+    "dense_files": "codesift.dense_files(%(t)s, %(vec)s::vector, '" + MODEL + "',"
+    " %(repos)s::bigint[], null, null, %(k)s::integer)",
+}
+TAKES_TERMS = {"tsrank_symbols", "tsrank_files", "bm25_symbols", "bm25_files"}
+TAKES_KINDS = {"tsrank_symbols", "bm25_symbols", "dense_symbols"}
+
+
+def _leg(db, app_connect, clique, leg, **overrides):
+    tenant, repo = clique["acme"]
+    conn = runner(db, app_connect, tenant, leg)
+    args = {"t": tenant, "terms": ["clique", "member"], "repos": [repo], "kinds": None}
+    args |= {"vec": VECTOR, "k": 10} | overrides
+    return conn, f"select count(*) from {LEGS[leg]}", args
+
+
+@pytest.mark.parametrize("leg", sorted(LEGS))
+def test_every_leg_answers_within_its_bounds(db, app_connect, clique, leg):
+    conn, sql, args = _leg(db, app_connect, clique, leg, k=1000)
+    assert conn.execute(sql, args).fetchone()[0] >= 0
+    conn, sql, args = _leg(db, app_connect, clique, leg, k=0)
+    assert conn.execute(sql, args).fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("leg", sorted(LEGS))
+@pytest.mark.parametrize(
+    "k, sqlstate", [(BIG_INT, "22023"), (1001, "22023"), (-1, "22023"), (None, "22004")]
+)
+def test_every_leg_refuses_a_huge_k(db, app_connect, clique, leg, k, sqlstate):
+    conn, sql, args = _leg(db, app_connect, clique, leg, k=k)
+    refused(conn, sql, args, sqlstate, says="k must")
+
+
+@pytest.mark.parametrize("leg", sorted(LEGS))
+def test_every_leg_refuses_huge_arrays(db, app_connect, clique, leg):
+    conn, sql, args = _leg(db, app_connect, clique, leg, repos=list(range(1, 100_001)))
+    refused(conn, sql, args, says="repositories")
+    if leg in TAKES_TERMS:
+        terms = [f"term{i}" for i in range(100_000)]
+        conn, sql, args = _leg(db, app_connect, clique, leg, terms=terms)
+        refused(conn, sql, args, says="terms")
+    if leg in TAKES_KINDS:
+        conn, sql, args = _leg(db, app_connect, clique, leg, kinds=["function"] * 10_000)
+        refused(conn, sql, args, says="kinds")
+
+
+# --- the entry points ------------------------------------------------------------------------
+
+TEN_MB = "redirect " * (10 * 1024 * 1024 // 9)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select count(*) from codesift.pack_context(%s, repo => 'clique')",
+        "select codesift.pack_context_text(%s, repo => 'clique')",
+        "select count(*) from codesift.explain_context(%s, repo => 'clique')",
+        "select count(*) from codesift.hybrid_search(%s, repo => 'clique')",
+    ],
+)
+def test_a_10_mb_query_is_refused_with_a_hint(app_connect, clique, sql):
+    conn = app_connect(clique["acme"][0])
+    error = refused(conn, sql, (TEN_MB,), says="characters")
+    assert error.diag.message_hint  # says what to pass instead
+
+
+def test_a_300_word_bug_report_still_works(app_connect, clique):
+    conn = app_connect(clique["acme"][0])
+    assert 250 <= len(BUG_REPORT.split()) <= 400
+    rows = conn.execute(
+        "select path from codesift.pack_context(%s, repo => 'clique')", (BUG_REPORT,)
+    ).fetchall()
+    assert rows
+    assert conn.execute(
+        "select count(*) from codesift.hybrid_search(%s, repo => 'clique', k => 1000)",
+        (BUG_REPORT,),
+    ).fetchone()[0]
+
+
+def test_embed_query_reads_a_bounded_prefix_of_10_mb(app_connect, clique):
+    conn = app_connect(clique["acme"][0])
+    whole = conn.execute("select codesift.embed_query(%s)::text", (TEN_MB,)).fetchone()[0]
+    prefix = conn.execute("select codesift.embed_query(%s)::text", (TEN_MB[:5_000],)).fetchone()[0]
+    # the model reads the first 256 word pieces: the same vector (or none without a model)
+    assert whole == prefix
+
+
+@pytest.mark.parametrize(
+    "k, sqlstate", [(BIG_INT, "22023"), (1001, "22023"), (0, "22023"), (None, "22004")]
+)
+def test_hybrid_search_refuses_a_huge_k(app_connect, clique, k, sqlstate):
+    conn = app_connect(clique["acme"][0])
+    refused(
+        conn,
+        "select count(*) from codesift.hybrid_search('clique_member_3', repo => 'clique',"
+        " k => %s::integer)",
+        (k,),
+        sqlstate,
+        says="k must",
+    )
+
+
+def test_pack_context_refuses_a_huge_kinds_array(app_connect, clique):
+    conn = app_connect(clique["acme"][0])
+    refused(
+        conn,
+        "select count(*) from codesift.pack_context('clique_member_3', repo => 'clique',"
+        " kinds => %s::text[])",
+        (["function"] * 10_000,),
+        says="kinds",
+    )
