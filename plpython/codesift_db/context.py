@@ -557,9 +557,10 @@ def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> N
             break
     rows = _run(
         plpy,
-        "select repository_id, path, hop, factor, via from codesift.graph_walk($1, $2, $3, $4, $5)",
-        ["bigint[]", "text[]", "int", "float8", "int"],
-        [repo_ids, seeds, p.graph_depth, p.hop_decay, p.fanout],
+        "select repository_id, path, hop, factor, via"
+        " from codesift.graph_walk($1, $2, $3, $4, $5, $6)",
+        ["bigint", "bigint[]", "text[]", "int", "float8", "int"],
+        [tenant, repo_ids, seeds, p.graph_depth, p.hop_decay, p.fanout],
     )
     reached = []
     for r in rows:

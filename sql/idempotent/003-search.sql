@@ -239,9 +239,12 @@ comment on function codesift.dense_files(bigint, vector, text, bigint[], text, t
 -- paths grows as fanout^depth, 16 s at depth 5 on a 12-file import clique). In
 -- plpgsql, not sql: a SQL function's statements are planned again at every call,
 -- these are cached; and without temporary tables, so that it runs on a hot standby.
+-- the signature before the walk named its tenant
+drop function if exists codesift.graph_walk(bigint[], text[], integer, double precision, integer);
+
 create or replace function codesift.graph_walk(
-    repository_ids bigint[], seeds text[], max_depth integer, decay double precision,
-    fanout integer
+    tenant bigint, repository_ids bigint[], seeds text[], max_depth integer,
+    decay double precision, fanout integer
 )
 returns table (
     repository_id bigint, path text, hop integer, factor double precision, via text[]
@@ -333,11 +336,15 @@ begin
             lateral (
                 select 1 as edge
                 from codesift.code_symbol_edges as e
-                where e.repository_id = r.id and e.source_path = seed.path
+                where
+                    e.tenant_id = graph_walk.tenant
+                    and e.repository_id = r.id and e.source_path = seed.path
                 union all
                 select 1
                 from codesift.code_symbol_edges as e
-                where e.repository_id = r.id and e.target_path = seed.path
+                where
+                    e.tenant_id = graph_walk.tenant
+                    and e.repository_id = r.id and e.target_path = seed.path
                 limit 1
             ) as e
         order by r.id, seed.path, seed.ord
@@ -379,13 +386,19 @@ begin
                                 e1.target_path as path,
                                 e1.id
                             from codesift.code_symbol_edges as e1
-                            where e1.repository_id = w.repository_id and e1.source_path = w.path
+                            where
+                                e1.tenant_id = graph_walk.tenant
+                                and e1.repository_id = w.repository_id
+                                and e1.source_path = w.path
                             union all
                             select
                                 e2.source_path,
                                 e2.id
                             from codesift.code_symbol_edges as e2
-                            where e2.repository_id = w.repository_id and e2.target_path = w.path
+                            where
+                                e2.tenant_id = graph_walk.tenant
+                                and e2.repository_id = w.repository_id
+                                and e2.target_path = w.path
                         ) as x
                         where
                             x.path <> w.origin
@@ -428,13 +441,17 @@ begin
         as r (repository_id, path, hop, factor, via)
     where exists (
         select 1 from codesift.files as f
-        where f.repository_id = r.repository_id and f.path = r.path and f.live
+        where
+            f.tenant_id = graph_walk.tenant
+            and f.repository_id = r.repository_id and f.path = r.path and f.live
     )
     order by r.repository_id, r.path;
 end;
 $fn$;
 
-comment on function codesift.graph_walk(bigint[], text[], integer, double precision, integer) is
+comment on function codesift.graph_walk(
+    bigint, bigint[], text[], integer, double precision, integer
+) is
 'Breadth-first walk over resolved import edges in both directions from seed paths, at most '
 '5 hops, fanout edges a file and 10,000 files: each reached live file once, at its smallest '
 'hop, with the decay factor and the path that led there.';

@@ -167,7 +167,3 @@ comment on function codesift.explain_context(
 ) is
 'Every candidate pack_context considered, with each stage''s rank, score and decision '
 '(kept, pruned and by whom, not packed for budget).';
-
-grant usage on schema public to codesift_app;
-grant select on codesift.live_files to codesift_app;
-grant execute on all functions in schema codesift to codesift_app;

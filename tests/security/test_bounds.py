@@ -82,7 +82,7 @@ def runner(db, app_connect, tenant_id: int, function: str) -> psycopg.Connection
 
 WALK = (
     "select repository_id, path, hop, factor, via from codesift.graph_walk("
-    "%s::bigint[], %s::text[], %s::integer, %s::float8, %s::integer)"
+    "%s::bigint, %s::bigint[], %s::text[], %s::integer, %s::float8, %s::integer)"
 )
 
 
@@ -93,7 +93,7 @@ WALK = (
 def test_graph_walk_at_depth_5_on_a_clique_reaches_each_file_once(db, app_connect, clique, fanout):
     tenant, repo = clique["acme"]
     conn = runner(db, app_connect, tenant, "graph_walk")
-    rows = conn.execute(WALK, ([repo], ["m0.py"], 5, 0.85, fanout)).fetchall()
+    rows = conn.execute(WALK, (tenant, [repo], ["m0.py"], 5, 0.85, fanout)).fetchall()
     paths = [r[1] for r in rows]
     assert len(paths) == len(set(paths)) == CLIQUE_SIZE - 1
     assert set(paths) == MODULES - {"m0.py"}
@@ -111,7 +111,7 @@ def test_graph_walk_from_every_file_returns_each_once(db, app_connect, clique):
     tenant, repo = clique["acme"]
     conn = runner(db, app_connect, tenant, "graph_walk")
     seeds = sorted(MODULES)
-    rows = conn.execute(WALK, ([repo], seeds, 5, 0.85, 8)).fetchall()
+    rows = conn.execute(WALK, (tenant, [repo], seeds, 5, 0.85, 8)).fetchall()
     paths = [r[1] for r in rows]
     # a seed reached from another seed is reported (at hop 1), each file once
     assert len(paths) == len(set(paths))
@@ -120,11 +120,17 @@ def test_graph_walk_from_every_file_returns_each_once(db, app_connect, clique):
 
 def test_graph_walk_stays_in_its_tenant(db, app_connect, clique):
     acme, _ = clique["acme"]
-    _, globex_repo = clique["globex"]
+    globex, globex_repo = clique["globex"]
     conn = runner(db, app_connect, acme, "graph_walk")
     if conn is db:
         pytest.skip("graph_walk is not executable by codesift_app: the owner bypasses nothing")
-    assert conn.execute(WALK, ([globex_repo], ["m0.py"], 5, 0.85, 8)).fetchall() == []
+    for tenant in (acme, globex):
+        walk = (tenant, [globex_repo], ["m0.py"], 5, 0.85, 8)
+        assert conn.execute(WALK, walk).fetchall() == []
+    # even where row-level security does not apply, the walk keeps to the tenant it names
+    db.execute("select set_config('app.current_tenant_id', '', false)")
+    assert db.execute(WALK, (acme, [globex_repo], ["m0.py"], 5, 0.85, 8)).fetchall() == []
+    assert db.execute(WALK, (globex, [globex_repo], ["m0.py"], 5, 0.85, 8)).fetchall()
 
 
 @pytest.mark.parametrize(
@@ -153,8 +159,9 @@ def test_graph_walk_refuses_unbounded_arguments(
     conn = runner(db, app_connect, tenant, "graph_walk")
     refused(
         conn,
-        "select count(*) from codesift.graph_walk(%s, %s, %s::integer, %s::float8, %s::integer)",
-        ([repo], ["m0.py"], depth, decay, fanout),
+        "select count(*) from codesift.graph_walk("
+        "%s::bigint, %s, %s, %s::integer, %s::float8, %s::integer)",
+        (tenant, [repo], ["m0.py"], depth, decay, fanout),
         sqlstate,
         says,
     )
@@ -164,10 +171,11 @@ def test_graph_walk_refuses_huge_seed_and_repository_arrays(db, app_connect, cli
     tenant, repo = clique["acme"]
     conn = runner(db, app_connect, tenant, "graph_walk")
     seeds = [f"m{i}.py" for i in range(100_000)]
-    refused(conn, WALK, ([repo], seeds, 2, 0.85, 8), says="seed")
+    refused(conn, WALK, (tenant, [repo], seeds, 2, 0.85, 8), says="seed")
     repos = list(range(1, 50_001))
-    refused(conn, WALK, (repos, ["m0.py"], 2, 0.85, 8), says="repositories")
-    refused(conn, WALK, (list(range(1, 5_001)), seeds[:100], 2, 0.85, 8), says="seed paths times")
+    refused(conn, WALK, (tenant, repos, ["m0.py"], 2, 0.85, 8), says="repositories")
+    many = (tenant, list(range(1, 5_001)), seeds[:100], 2, 0.85, 8)
+    refused(conn, WALK, many, says="seed paths times")
 
 
 def test_pack_context_at_graph_depth_5_on_a_clique(app_connect, clique):
