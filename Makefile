@@ -1,6 +1,6 @@
 # One-line targets calling scripts. `make test` and `make demo` install and
 # start everything they need by themselves.
-.PHONY: help install db db-stop migrate test lint demo bench clean
+.PHONY: help install db db-stop migrate test lint demo bench expected clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -28,3 +28,6 @@ demo: install  ## index a sample repository and ask it a question
 
 bench: install  ## run the benchmarks in bench/ (not part of the tests)
 	@scripts/bench.sh
+
+expected: install  ## rewrite tests/expected/surface.txt from a freshly migrated database
+	@[ -n "$${CODESIFT_DSN:-}" ] || scripts/db.sh start >/dev/null; .venv/bin/python scripts/surface.py
