@@ -45,3 +45,23 @@ def test_fresh_install_matches_the_expected_surface(db):
             "intended, run make expected and commit the file:\n" + diff,
             pytrace=False,
         )
+
+
+def test_schema_tables_and_columns_are_commented(db):
+    """\\d+ and a BI tool's catalog browser explain the data: sql/idempotent/098-comments.sql
+    (or the migration that adds it) comments the schema, every table and view, every column."""
+    missing = db.execute(
+        """
+        select c.relname || coalesce('.' || a.attname, '')
+        from pg_class as c
+        inner join pg_namespace as n on n.oid = c.relnamespace
+        left join pg_attribute as a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+        where n.nspname = 'codesift' and c.relkind in ('r', 'p', 'v', 'm')
+            and (obj_description(c.oid, 'pg_class') is null
+                 or (a.attname is not null and col_description(c.oid, a.attnum) is null))
+        order by 1
+        """
+    ).fetchall()
+    assert [name for (name,) in missing] == []
+    schema = db.execute("select obj_description('codesift'::regnamespace, 'pg_namespace')")
+    assert schema.fetchone()[0]
