@@ -113,10 +113,24 @@ def index(
             min=0,
         ),
     ] = 30.0,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print what would be indexed and embedded, by folder, and what would be "
+            "skipped, by reason (defaults, .codesiftignore); write nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Index a git repository: push new blobs (symbols and imports are extracted in the
-    database), record the tree at REF, resolve import edges, embed what is new."""
+    database), record the tree at REF, resolve import edges, embed what is new.
+    Skips vendored folders, minified bundles, lockfiles, generated files and files of one
+    long line by default; a .codesiftignore (gitignore syntax, `!` re-includes) adds rules."""
     from .indexer import index_repository
+
+    if dry_run:
+        _index_dry_run(path, name, tenant, ref, worktree, max_bytes)
+        return
 
     with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
         s = index_repository(
@@ -143,6 +157,43 @@ def index(
     )
     for reason, count in sorted(s.skipped.items()):
         err.print(plain(f"  skipped {count} file(s): {reason}"))
+
+
+def _index_dry_run(path, name, tenant, ref, worktree, max_bytes) -> None:
+    from .dryrun import plan_index
+    from .errors import ConnectionFailed
+
+    try:
+        conn = db.connect(autocommit=True)
+    except ConnectionFailed:
+        conn = None
+    try:
+        if conn is not None:
+            with db.acting_as_loader(conn):
+                p = plan_index(conn, path, name, tenant, ref, worktree, max_bytes)
+        else:
+            p = plan_index(None, path, name, tenant, ref, worktree, max_bytes)
+    finally:
+        if conn is not None:
+            conn.close()
+    out = _stdout()
+    out.print(
+        plain(
+            f"dry run: {p.repository} @ {p.commit[:12]} for tenant '{p.tenant}' (nothing written)"
+        )
+    )
+    out.print(
+        plain(
+            f"would index {p.files} files: push and embed {p.new_blobs} new blobs"
+            f" ({p.new_bytes:,} bytes) and their symbols; {p.stored_blobs} already stored"
+        )
+    )
+    if p.database != "read":
+        out.print(plain(f"database: {p.database}"))
+    for folder, (files, new) in sorted(p.by_folder.items()):
+        out.print(plain(f"  {folder:<40} {files:>6} files  {new:>6} new"))
+    for reason, count in sorted(p.skipped.items()):
+        out.print(plain(f"  skipped {count} file(s): {reason}"))
 
 
 @app.command()

@@ -30,7 +30,7 @@ import psycopg.errors
 import psycopg.sql
 from codesift_db.symbols import detect_language
 
-from . import git
+from . import git, ignore
 from .embedder import EmbedStats, embed_pending
 from .errors import IndexingError
 from .progress import progress_bar
@@ -272,7 +272,9 @@ def _insert_blobs(conn, tenant_id, rows: list[tuple], summary) -> None:
     summary.new_blobs += len(inserted)
 
 
-def _push_blobs(conn, root, tenant_id, todo: list[Candidate], summary, show_progress) -> None:
+def _push_blobs(
+    conn, root, tenant_id, todo: list[Candidate], summary, show_progress, check=None
+) -> None:
     rows: list[tuple] = []
     size = 0
 
@@ -313,6 +315,9 @@ def _push_blobs(conn, root, tenant_id, todo: list[Candidate], summary, show_prog
                 bar.advance(task)
                 continue
             text, reason = _decode(data)
+            if text is not None and check is not None:  # ignore.content_check
+                reason = check(c.path, text) or ""
+                text = None if reason else text
             if text is None:
                 summary.skipped[reason] += 1
             else:
@@ -427,6 +432,8 @@ def index_repository(
         if worktree:
             entries = _overlay_worktree(root, entries, max_bytes, summary)
         files = _classify(entries, max_bytes, summary)
+        # defaults and .codesiftignore (loader/codesift/ignore.py)
+        files, reincluded = ignore.load_rules(root, entries).filter(files, summary.skipped)
         known = {
             r[0]
             for r in conn.execute(
@@ -440,7 +447,8 @@ def index_repository(
                 seen.add(c.sha)
                 todo.append(c)
         summary.reused_blobs = len({c.sha for c in files} & known)
-        _push_blobs(conn, root, tenant_id, todo, summary, show_progress)
+        check = ignore.content_check(reincluded)
+        _push_blobs(conn, root, tenant_id, todo, summary, show_progress, check)
         changed = git.last_changed(root, commit)
         # in the lock's transaction: the tree and the lock's release commit together
         _record_tree(lock, repo_id, tenant_id, commit, worktree, files, changed, summary)
