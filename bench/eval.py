@@ -1,9 +1,9 @@
 """Retrieval evaluation: every query of a query set through every arm, scored per arm and kind.
 
-    .venv/bin/python bench/eval.py --queries /work/shared/eval/express.json \\
+    .venv/bin/python bench/eval.py --queries bench/queries/express.json \\
         --repo-path /tmp/express --name express --out bench/out/express.json
 
-Query sets (../shared/eval/express.json shape): `name`, `corpus` ({repository, commit or
+Query sets (bench/queries/express.json shape): `name`, `corpus` ({repository, commit or
 measured_at_commit}) and `queries`, each with `id`, `kind`, `query`, `gold_files` and
 optionally `gold_symbols` ([{path, name, start_line, end_line}]). A query may carry its own
 `repository` and `commit` (swebench-dev.json, whose gold symbols are `gold_spans`:
@@ -60,7 +60,7 @@ STAGE1 = {
 PEER_LEGS = {"peer": (1.0, 1.0), "peer_lexical": (1.0, 0.0), "peer_dense": (0.0, 1.0)}
 STAGE1_ROWS = 300  # rows asked of hybrid_search; file lists are cut to --k after dedupe
 
-# The peer's hybrid query (../shared/eval/peer_search.md) over our schema. Adaptations:
+# The peer's hybrid query (bench/queries/peer_search.md) over our schema. Adaptations:
 # * its file rows are codesift.files (live, one repository) joined to the blob;
 # * its tsvector (file name, file path, one-line summary) is built on the fly with
 #   to_tsvector('simple', ...): we store no summaries, so the summary is the peer's own

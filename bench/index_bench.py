@@ -13,7 +13,7 @@ then a no-change re-run) and prints, side by side:
 
 Symbol and import extraction runs inside PostgreSQL (PL/Python) in the push transactions, so
 "push" time is mostly server time. The database is dropped at the end unless --keep.
-Without the repository, --repo /tmp/express is cloned from the local mirror (--mirror).
+Without the repository, --repo /tmp/express is cloned from --mirror (a URL or a local mirror).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from codesift.db import database_dsn
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = ROOT / ".venv" / "bin"
-DEFAULT_MIRROR = "/work/.mirror/expressjs+express/repo"
+DEFAULT_MIRROR = "https://github.com/expressjs/express.git"  # or a local mirror: --mirror PATH
 
 
 # --- worker: one loader run, in its own process so its peak memory is its own ---------------

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/retrieval_bench.py [--sizes 10000,100000,1000000] [--reps 5]
 
-Data. A real repository (express: /tmp/express, cloned from the local mirror when missing) is
+Data. A real repository (express: --repo, cloned from --mirror when missing) is
 indexed with embeddings once into a base database (<db>_base, kept for re-runs; --rebuild-base
 re-indexes it). Each run clones it into a fresh <db> and scales it up by replicating the real
 rows under new paths (copies/NNNN/<path>) of the same repository: blobs, live files, symbols,
@@ -12,7 +12,7 @@ inserted directly with SQL (the extraction trigger is bypassed), then term/corpu
 are updated so BM25 sees them, secondary indexes (HNSW last) are rebuilt after the bulk load,
 and the tables are vacuumed and analysed. Sizes are cumulative within one run.
 
-Measured at each size, side by side, with the express-10 questions (../shared/eval/express.json),
+Measured at each size, side by side, with the express-10 questions (bench/queries/express.json),
 interleaved: each timed round runs every configuration on one question before the next
 question, so that this shared host's drift in speed (up to 1.5x within an hour) falls on all
 of them alike (the ts_rank_cd leg, seconds per call, runs after the others):
@@ -21,7 +21,7 @@ of them alike (the ts_rank_cd leg, seconds per call, runs after the others):
     also as superuser (RLS bypassed) for the cost of row-level security;
   each leg function alone (bm25/ts_rank_cd/dense over symbols and files) and hybrid_search,
     to show where pack_context time goes; the peer's published hybrid query
-    (../shared/eval/peer_search.md) re-created over the same rows;
+    (bench/queries/peer_search.md) re-created over the same rows;
   bm25_symbols against exhaustive BM25 (every posting of every term summed): top-20 overlap;
   HNSW recall@10 against exact search (index scans off) at pgvector's default ef_search
     (40), and of the engine's dense_symbols leg (ef_search 100, iterative scan);
@@ -55,8 +55,8 @@ from codesift_db.context import FILE_DEPTH, SYMBOL_DEPTH
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MIRROR = "/work/.mirror/expressjs+express/repo"
-DEFAULT_QUERIES = ROOT.parent / "shared" / "eval" / "express.json"
+DEFAULT_MIRROR = "https://github.com/expressjs/express.git"  # or a local mirror: --mirror PATH
+DEFAULT_QUERIES = ROOT / "bench" / "queries" / "express.json"
 # extra questions for recall (the express-10 ones come first)
 RECALL_EXTRA = [
     "how are query string parameters parsed",
@@ -812,9 +812,10 @@ def profile(dbname: str, sc: Scale, args, query: str, vector: str) -> str:
     with psycopg.connect(database_dsn(dbname), autocommit=True) as conn:
         conn.execute(PROFILE_FN)
     with app_conn(dbname, sc.tenant) as conn:
-        return conn.execute(
+        text = conn.execute(
             f"select {BENCH}.profile_pack(%s, %s, %s)", (query, args.name, vector)
         ).fetchone()[0]
+    return text.replace(f"{ROOT}/", "")  # paths relative to the checkout, not this machine's
 
 
 def print_explain(plans: list[tuple[float, str]], out: Path, query: str) -> None:

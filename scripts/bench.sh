@@ -15,7 +15,7 @@ py=.venv/bin/python
 $py bench/token_estimator_bench.py
 $py bench/embedding_bench.py
 $py bench/index_bench.py --repo "$express"
-$py bench/eval.py --queries ../shared/eval/express.json --repo-path "$express" --name express \
+$py bench/eval.py --queries bench/queries/express.json --repo-path "$express" --name express \
   --out bench/out/express.json
 $py bench/retrieval_bench.py --repo "$express" --sizes "${SIZES:-10000,100000}"
 # the BM25 legs against exhaustive BM25 on Django + SymPy (downloaded from PyPI once)
