@@ -487,6 +487,56 @@ def token_revoke(
     err.print(plain(f"token {token_id} revoked"))
 
 
+@app.command()
+def setup(
+    client: Annotated[str, typer.Argument(help="claude-code, cursor, vscode, codex or continue.")],
+    tenant: Annotated[str, typer.Option(help="The tenant the agent's tools see.")] = "default",
+    project: Annotated[
+        str, typer.Option(help="The project folder (default: the current one).")
+    ] = ".",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the configuration; write nothing.")
+    ] = False,
+    agents_md: Annotated[
+        bool,
+        typer.Option("--agents-md", help="Also add a block to AGENTS.md on when to use each tool."),
+    ] = False,
+    allow_password: Annotated[
+        bool,
+        typer.Option(
+            "--allow-password", help="Write CODESIFT_DSN into the config even if it has a password."
+        ),
+    ] = False,
+) -> None:
+    """Register codesift's MCP server (stdio, this venv, CODESIFT_DSN) with a coding agent:
+    merges its entry into the client's config, keeping every other server; idempotent."""
+    from pathlib import Path
+
+    from . import setup_clients as sc
+
+    if client not in sc.CLIENTS:
+        raise CodesiftError(f"unknown client '{client}': one of {', '.join(sc.CLIENTS)}")
+    root = Path(project).resolve()
+    entry = sc.server_entry(db.current_dsn(), tenant, root, allow_password)
+    changes = [sc.plan(client, root, entry)]
+    if agents_md:
+        changes.append(sc.plan_agents_md(root))
+    for change in changes:
+        if dry_run:
+            err.print(
+                plain(
+                    f"would write {change.path}:"
+                    if change.changed
+                    else f"{change.path} is up to date"
+                )
+            )
+            if change.changed:
+                print(change.after, end="" if change.after.endswith("\n") else "\n")
+            continue
+        sc.write(change)
+        err.print(plain(f"{'wrote' if change.changed else 'up to date:'} {change.path}"))
+
+
 def main() -> None:
     try:
         app()
