@@ -264,9 +264,40 @@ def test_no_worker_threads_inside_postgres(monkeypatch):
     assert minilm._default_workers() == 1
 
 
-def test_one_blas_thread_context_restores():
-    # Whatever BLAS is present, entering and leaving the limiter must be harmless.
+def test_one_blas_thread_context_restores(monkeypatch):
+    # The limiter sets one BLAS thread inside the block and restores the count it found,
+    # also when the block raises (a recording stand-in for openblas_set_num_threads_local,
+    # which returns the previous count).
+    counts = [4]
+
+    def setter(n: int) -> int:
+        previous, counts[0] = counts[0], n
+        return previous
+
+    monkeypatch.setattr(minilm, "_blas_local_setter", setter)
+    monkeypatch.setattr(minilm, "_blas_lookup_done", True)
     a = np.ones((64, 64), dtype=np.float32)
     with minilm._one_blas_thread():
+        assert counts == [1]
         inner = a @ a
+    assert counts == [4]
     np.testing.assert_array_equal(inner, a @ a)
+    with pytest.raises(RuntimeError), minilm._one_blas_thread():
+        assert counts == [1]
+        raise RuntimeError("inside")
+    assert counts == [4]
+
+
+def test_one_blas_thread_restores_the_real_openblas_count(monkeypatch):
+    real = minilm._find_blas_local_setter()
+    if real is None:
+        pytest.skip("numpy's BLAS has no openblas_set_num_threads_local")
+    monkeypatch.setattr(minilm, "_blas_local_setter", real)
+    monkeypatch.setattr(minilm, "_blas_lookup_done", True)
+    original = real(3)
+    try:
+        with minilm._one_blas_thread():
+            assert real(1) == 1  # the count inside the block
+        assert real(3) == 3  # the count before the block, restored
+    finally:
+        real(original)
