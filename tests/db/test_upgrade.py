@@ -2,10 +2,8 @@
 migrations (commit 3eb25f4's sql/) and then with today's has the same SQL surface
 (scripts/surface.py) as one migrated with today's alone."""
 
-import io
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -17,21 +15,26 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRST_RELEASE = "3eb25f4"
 
 
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True)
+
+
 def first_release_sql(target: Path) -> Path:
-    """The sql/ tree of the first release, extracted from git history into `target`."""
+    """The sql/ tree of the first release, written from git history into `target`/sql."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed: the first release's migrations come from history")
-    found = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", FIRST_RELEASE, "sql"],
-        capture_output=True,
-    )
-    if found.returncode != 0:
+    listed = _git("ls-tree", "-r", "--name-only", FIRST_RELEASE, "--", "sql")
+    if listed.returncode != 0 or not listed.stdout.strip():
         pytest.skip(
             f"commit {FIRST_RELEASE} is not in this checkout's history (a shallow clone?): "
-            f"{found.stderr.decode(errors='replace').strip()}"
+            f"{listed.stderr.decode(errors='replace').strip()}"
         )
-    with tarfile.open(fileobj=io.BytesIO(found.stdout)) as tar:
-        tar.extractall(target, filter="data")
+    for name in listed.stdout.decode().split():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shown = _git("show", f"{FIRST_RELEASE}:{name}")
+        assert shown.returncode == 0, shown.stderr.decode(errors="replace")
+        path.write_bytes(shown.stdout)
     return target / "sql"
 
 
