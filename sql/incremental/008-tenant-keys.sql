@@ -43,10 +43,16 @@ references codesift.code_symbols (tenant_id, id) on delete cascade;
 
 -- Statistics and postings belong to their tenant: deleting a tenant deletes them.
 delete from codesift.term_stats as t
-where not exists (select from codesift.tenants as n where n.id = t.tenant_id);
+where not exists (
+    select from codesift.tenants as n
+    where n.id = t.tenant_id
+);
 
 delete from codesift.corpus_stats as c
-where not exists (select from codesift.tenants as n where n.id = c.tenant_id);
+where not exists (
+    select from codesift.tenants as n
+    where n.id = c.tenant_id
+);
 
 alter table codesift.term_stats
 add constraint term_stats_tenant_fkey foreign key (tenant_id)
