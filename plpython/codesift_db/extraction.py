@@ -3,13 +3,16 @@
 on_blobs_inserted: the statement trigger on codesift.blobs. In the same
 transaction as the insert it extracts every new blob's symbols and import
 statements and fills its text-search lexemes, so any client that inserts a
-blob gets the same index, and no blob exists without its symbols.
+blob gets the same index, and no blob exists without its symbols. PostgreSQL
+cannot cancel it while it runs, so each blob's extraction (extract_blob) is
+bounded by the caps and the time budget of budget.py; what it left out is
+recorded in blobs.extraction_limited.
 
 resolve_repository_edges: turns the import statements of a repository's live
 files into edges between paths of that repository.
 """
 
-from . import identifiers, imports, packing, plans, symbols
+from . import budget, identifiers, imports, packing, plans, symbols
 
 SYMBOL_COLUMNS = (
     "name",
@@ -47,10 +50,18 @@ from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::in
 
 UPDATE_LEXEMES = """
 update codesift.blobs b set lexemes = to_tsvector('simple', t.terms),
-    term_count = t.term_count, line_count = t.line_count, token_count = t.token_count
-from unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[])
-    as t(tenant_id, sha, terms, term_count, line_count, token_count)
+    term_count = t.term_count, line_count = t.line_count, token_count = t.token_count,
+    extraction_limited = t.limited
+from unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[])
+    as t(tenant_id, sha, terms, term_count, line_count, token_count, limited)
 where b.tenant_id = t.tenant_id and b.sha = t.sha
+"""
+TYPES_LEXEMES = ["bigint[]", "text[]", "text[]", "int[]", "int[]", "int[]", "text[]"]
+LEXEME_KEYS = ("terms", "term_count", "line_count", "token_count")
+# The session's per-blob extraction budget (budget.blob_seconds decides what counts).
+BUDGET_SETTING = f"""
+select current_setting('{budget.SETTING}', true) as seconds,
+    current_setting('is_superuser') = 'on' as superuser
 """
 
 TYPES_SYMBOLS = [
@@ -135,78 +146,118 @@ set docs = c.docs + excluded.docs, total_terms = c.total_terms + excluded.total_
 """
 
 
-def symbol_terms(symbol: dict, path: str) -> str:
+def symbol_terms(symbol: dict, path: str, path_text: str | None = None) -> str:
     """What the symbol's lexical index holds: names, signature, doc comment, file path and
-    body identifiers."""
+    body identifiers. `path_text`: identifiers.path_terms(path), when the caller has it."""
     head = f"{symbol['qualified_name']} {symbol['name']} {symbol.get('signature') or ''}"
+    if path_text is None:
+        path_text = identifiers.path_terms(path) if path else ""
     return " ".join(
         (
             identifiers.identifier_terms(head),
             identifiers.identifier_terms(symbol.get("doc") or ""),
-            identifiers.path_terms(path) if path else "",
+            path_text,
             identifiers.identifier_terms(symbol["body"]),
         )
     )
+
+
+def extract_blob(
+    path: str, content: str, language: str | None, limits: budget.Budget | None = None
+) -> dict:
+    """Everything the trigger stores for one blob, within the per-blob caps and budget.
+
+    Returns {'terms', 'term_count', 'line_count', 'token_count'} for the blob itself,
+    'imports' (extract_imports' dicts), 'symbols' (extract_symbols' dicts plus 'doc',
+    'terms', 'term_count', 'token_count') and 'limited': None when extraction is complete,
+    else why not (budget.Budget.reason()). The cheap, bounded work comes first (the file's
+    own terms, then its imports), the symbols last, so that a blob that runs out of time
+    still has its file-level index. Never raises on content; plain Python, no database.
+    """
+    if limits is None:
+        limits = budget.Budget()
+    path = path or ""
+    path_text = identifiers.path_terms(path) if path else ""
+    limits.phase("file terms")
+    terms = path_text + " " + identifiers.identifier_terms(content, limits)
+    whole = content.rstrip("\n")  # the file as a whole-file item: no trailing newlines
+    out: dict = {
+        "terms": terms,
+        "term_count": len(terms.split()),
+        "line_count": whole.count("\n") + 1,
+        "token_count": packing.estimate_tokens(whole),
+        "imports": imports.extract_imports(path, content, language, limits) if language else [],
+        "symbols": [],
+    }
+    found = symbols.extract_symbols(path, content, language, limits)
+    limits.phase("symbol terms")
+    lines = content.split("\n")
+    docs: dict[int, str] = {}  # start line -> leading comment: the file is read once
+    comment_rows: dict[int, bool] = {}
+    for i, sym in enumerate(found):
+        if not i & budget.CHECK_EVERY and limits.expired():
+            limits.add("time", f" ({len(found) - i} symbols not stored)")
+            break
+        doc = ""
+        if sym["part"] <= 1:
+            start = sym["start_line"]
+            doc = docs.get(start)
+            if doc is None:
+                doc = docs[start] = symbols.leading_comment(lines, start, comment_rows)
+        sym["doc"] = doc
+        sym["terms"] = symbol_terms(sym, path, path_text)
+        sym["term_count"] = len(sym["terms"].split())
+        sym["token_count"] = packing.estimate_tokens(sym["body"])
+        out["symbols"].append(sym)
+    out["limited"] = limits.reason()
+    return out
 
 
 def on_blobs_inserted(plpy) -> None:
     import json
 
     rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
+    setting = plpy.execute(plans.prepared(plpy, BUDGET_SETTING))[0]
+    seconds = budget.blob_seconds(setting["seconds"], setting["superuser"])
     sym_cols: list[list] = [[] for _ in range(15)]
     imp_cols: list[list] = [[] for _ in range(6)]
-    lex_cols: list[list] = [[], [], [], [], [], []]
+    lex_cols: list[list] = [[] for _ in range(7)]
     for row in rows:
-        tenant, sha, language = row["tenant_id"], row["sha"], row["language"]
-        content, path = row["content"], row["path_hint"] or ""
-        lines = content.split("\n")
-        for sym in symbols.extract_symbols(path, content, language):
-            sym["doc"] = (
-                symbols.leading_comment(lines, sym["start_line"]) if sym["part"] <= 1 else ""
-            )
-            terms = symbol_terms(sym, path)
+        tenant, sha = row["tenant_id"], row["sha"]
+        limits = budget.Budget(seconds)
+        blob = extract_blob(row["path_hint"] or "", row["content"], row["language"], limits)
+        for sym in blob["symbols"]:
             values = [
                 tenant,
                 sha,
                 *(sym[c] for c in SYMBOL_COLUMNS),
                 sym["doc"],
-                terms,
-                len(terms.split()),
-                packing.estimate_tokens(sym["body"]),
+                sym["terms"],
+                sym["term_count"],
+                sym["token_count"],
             ]
             for col, value in zip(sym_cols, values, strict=True):
                 col.append(value)
-        if language:
-            for imp in imports.extract_imports(path, content, language):
-                values = [
-                    tenant,
-                    sha,
-                    imp["module"],
-                    json.dumps(imp["names"]),
-                    imp["relation"],
-                    imp["line"],
-                ]
-                for col, value in zip(imp_cols, values, strict=True):
-                    col.append(value)
-        lex_cols[0].append(tenant)
-        lex_cols[1].append(sha)
-        path_terms = identifiers.path_terms(path) if path else ""
-        terms = path_terms + " " + identifiers.identifier_terms(content)
-        lex_cols[2].append(terms)
-        lex_cols[3].append(len(terms.split()))
-        # the file as a whole-file item: its text without trailing newlines
-        whole = content.rstrip("\n")
-        lex_cols[4].append(whole.count("\n") + 1)
-        lex_cols[5].append(packing.estimate_tokens(whole))
+        for imp in blob["imports"]:
+            values = [
+                tenant,
+                sha,
+                imp["module"],
+                json.dumps(imp["names"]),
+                imp["relation"],
+                imp["line"],
+            ]
+            for col, value in zip(imp_cols, values, strict=True):
+                col.append(value)
+        values = [tenant, sha, *(blob[k] for k in LEXEME_KEYS), blob["limited"]]
+        for col, value in zip(lex_cols, values, strict=True):
+            col.append(value)
     if sym_cols[0]:
         plpy.execute(plans.prepared(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
     if imp_cols[0]:
         plpy.execute(plans.prepared(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
     if lex_cols[0]:
-        plan = plans.prepared(
-            plpy, UPDATE_LEXEMES, ["bigint[]", "text[]", "text[]", "int[]", "int[]", "int[]"]
-        )
-        plpy.execute(plan, lex_cols)
+        plpy.execute(plans.prepared(plpy, UPDATE_LEXEMES, TYPES_LEXEMES), lex_cols)
         # one tenant per statement in practice; grouped so that any insert is right
         for tenant in sorted(set(lex_cols[0])):
             shas = [sha for t, sha in zip(lex_cols[0], lex_cols[1], strict=True) if t == tenant]

@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import re
 
+from . import budget
+
 __all__ = [
     "MAX_DOC_CHARS",
     "MAX_DOC_TERMS",
@@ -60,8 +62,8 @@ __all__ = [
     "split_identifier",
 ]
 
-MAX_DOC_TERMS = 50_000
-MAX_DOC_CHARS = 400_000
+MAX_DOC_TERMS = budget.MAX_DOC_TERMS
+MAX_DOC_CHARS = budget.MAX_DOC_CHARS
 MAX_QUERY_TERMS = 64
 MAX_TERM_LEN = 64
 _QUERY_SCAN_CHARS = 1 << 20  # query_terms reads at most this much text
@@ -181,10 +183,13 @@ _RENDERED: dict[str, str] = {}
 _RENDERED_MAX = 1 << 16
 
 
-def identifier_terms(text: str) -> str:
+def identifier_terms(text: str, limits: budget.Budget | None = None) -> str:
     """Space-separated lowercase terms for to_tsvector('simple', ...): each identifier's joined
     whole and its parts, in document order, repeats kept (term frequency matters for ranking),
-    bounded by MAX_DOC_TERMS / MAX_DOC_CHARS. Never raises; non-str input gives ''."""
+    bounded by MAX_DOC_TERMS / MAX_DOC_CHARS. Never raises; non-str input gives ''.
+
+    With `limits` (a budget.Budget) the text past the caps is counted there ('terms cap
+    50000 (N chars not indexed)'), and the scan stops when its deadline passes."""
     if not isinstance(text, str) or not text:
         return ""
     try:
@@ -194,7 +199,10 @@ def identifier_terms(text: str) -> str:
         pieces: list[str] = []
         n_terms = 0
         n_chars = 0
+        capped = False
         for chunk in _chunks(text):
+            if limits is not None and limits.expired():
+                break
             tokens = _IDENT.findall(chunk)
             new = set(tokens).difference(rendered)
             if new:
@@ -211,17 +219,43 @@ def identifier_terms(text: str) -> str:
                 room = MAX_DOC_TERMS - n_terms
                 piece = " ".join(piece.split(" ", room)[:room])
                 count = room
+                capped = True
             pieces.append(piece)
             n_terms += count
             n_chars += len(piece) + 1
             if n_terms >= MAX_DOC_TERMS or n_chars >= MAX_DOC_CHARS:
+                capped = True
                 break
         result = " ".join(pieces)
         if len(result) > MAX_DOC_CHARS:
             result = result[: MAX_DOC_CHARS + 1].rsplit(" ", 1)[0]
+        if capped and limits is not None:
+            kept = result.count(" ") + 1 if result else 0
+            left = len(text) - _offset_of_term(text, kept)
+            limits.over("terms", MAX_DOC_TERMS, left, "chars not indexed")
         return result
     except Exception:
         return ""
+
+
+def _offset_of_term(text: str, number: int) -> int:
+    """Offset in `text` of the identifier that yields term `number` (0-based) of
+    identifier_terms(text), or len(text) when there are not that many. Linear; run once per
+    capped document."""
+    seen = 0
+    base = 0
+    for chunk in _chunks(text):
+        for match in _IDENT.finditer(chunk):
+            token = match.group()
+            terms = _RENDERED.get(token)
+            if terms is None:
+                terms = " ".join(_token_terms(token))
+            if terms:
+                seen += terms.count(" ") + 1
+                if seen > number:
+                    return base + match.start()
+        base += len(chunk)
+    return len(text)
 
 
 def path_terms(path: str) -> str:

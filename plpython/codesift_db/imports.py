@@ -15,6 +15,13 @@ Plain Python, no database: the stored functions are thin shims over this module.
 
 Nothing here raises on bad input: syntax errors, NUL bytes, lone surrogates, huge files and
 missing grammars all degrade to "what could be found" (possibly ``[]`` / ``None``).
+
+Extraction runs inside the server, where it cannot be cancelled, so its work is bounded: the
+bytes parsed (MAX_PARSE_BYTES), the imports kept per file (budget.MAX_IMPORTS, the first in
+file order; the rest counted in the budget), and, given a budget.Budget, its deadline (the
+loop over matches stops there). The context of a node (its parent, the modules
+around a Rust ``mod x;``) comes from one forward pass, never from node.parent, which costs
+the node's depth: deeply nested code stays linear.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from . import budget
 from .symbols import GRAMMARS
 
 __all__ = [
@@ -159,17 +167,26 @@ def _nospace(s: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def extract_imports(path: str, text: str, language: str) -> list[dict]:
+def extract_imports(
+    path: str, text: str, language: str, limits: budget.Budget | None = None
+) -> list[dict]:
     """List the imports of one file as dicts {module, names, relation, line}.
 
     ``module`` is the import string as written (``'./utils'``, ``'..models'``, ``'fmt'``,
     ``'com.acme.util.Strings'``, ``'crate::net::http'``), ``names`` the imported names
     (original names, not local aliases; ``[]`` for a bare import; ``'*'`` for a star or
     namespace import), ``relation`` one of import/require/dynamic_import/mod/use, ``line``
-    1-based. Unknown languages and unparsable input give ``[]``; never raises."""
+    1-based. Unknown languages and unparsable input give ``[]``; never raises.
+
+    At most budget.MAX_IMPORTS are returned (the first by line); ``limits`` (a
+    budget.Budget) receives the count of the rest and gives the deadline."""
+    if limits is None:
+        limits = budget.unlimited()
+    out: list[dict] = []
     try:
         if not isinstance(text, str) or language not in _QUERIES:
             return []
+        limits.phase("imports")
         data = _cut_for_parse(text, language)
         if data is None:
             return []
@@ -177,6 +194,8 @@ def extract_imports(path: str, text: str, language: str) -> list[dict]:
         if tools is None:
             return []
         parser, query, cursor_cls = tools
+        # MAX_PARSE_BYTES bounds the parse (a parse read through a callback could be
+        # cancelled, but then every node.text would call it again)
         tree = parser.parse(data)
         if tree is None:
             return []
@@ -185,16 +204,99 @@ def extract_imports(path: str, text: str, language: str) -> list[dict]:
             cursor.set_max_start_depth(_MAX_START_DEPTH[language])
         matches = cursor.matches(tree.root_node)
         handler = _HANDLERS[language]
-        out: list[dict] = []
-        for _index, caps in matches:
+        ctx = _context(tree, matches, language)
+        for i, (_index, caps) in enumerate(matches):
+            if len(out) >= budget.MAX_IMPORTS:  # matches come in file order: count the rest
+                more = len(out) - budget.MAX_IMPORTS + len(matches) - i
+                limits.over("imports", budget.MAX_IMPORTS, more, "more statements")
+                break
+            if not i & budget.CHECK_EVERY and limits.expired():
+                break
             try:
-                handler(caps, out)
+                handler(caps, out, ctx)
             except Exception:  # one odd node must not lose the others
                 continue
-        out.sort(key=lambda d: d["line"])
-        return out
     except Exception:
-        return []
+        pass
+    out.sort(key=lambda d: d["line"])
+    del out[budget.MAX_IMPORTS :]
+    return out
+
+
+def _context(tree: Any, matches: list, language: str) -> dict:
+    """What handlers need to know about a node's surroundings, found in one pass:
+    'parents': node id -> (parent, grandparent) of JS require()/import() calls;
+    'mods': node id -> the names of the inline modules around a Rust ``mod x;``."""
+    ctx: dict = {}
+    if language in ("javascript", "typescript", "tsx"):
+        calls = [
+            caps[key][0] for _, caps in matches for key in ("require", "dynamic") if key in caps
+        ]
+        if calls:
+            ctx["parents"] = _ancestors(tree, calls)
+    elif language == "rust":
+        ctx["mods"] = _rust_mod_chains([caps["mod"][0] for _, caps in matches if "mod" in caps])
+    return ctx
+
+
+def _ancestors(tree: Any, nodes: list) -> dict[int, tuple]:
+    """node id -> (parent, grandparent) (None where there is none) for each of `nodes`.
+
+    One cursor moves forward through the tree, visiting the targets in document order: it
+    climbs out of what ends before the next target, skips siblings before it and descends
+    into the child holding it, so no node is entered twice. Linear in the tree."""
+    found: dict[int, tuple] = {}
+    cursor = tree.walk()
+    stack = [cursor.node]  # the nodes from the root to the cursor
+    for target in sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte)):
+        start, end = target.start_byte, target.end_byte
+        while True:  # forward and up until the cursor holds the target
+            here = stack[-1]
+            if here.start_byte <= start and end <= here.end_byte:
+                break
+            if here.end_byte <= start and cursor.goto_next_sibling():
+                stack[-1] = cursor.node
+                continue
+            if len(stack) == 1 or not cursor.goto_parent():
+                break
+            stack.pop()
+        while stack[-1] != target:  # down to it
+            if not cursor.goto_first_child():
+                break
+            child = cursor.node
+            while child.end_byte <= start and child != target and cursor.goto_next_sibling():
+                child = cursor.node
+            if not (child.start_byte <= start and end <= child.end_byte):
+                cursor.goto_parent()
+                break
+            stack.append(child)
+        if stack[-1] == target:
+            parent = stack[-2] if len(stack) > 1 else None
+            found[target.id] = (parent, stack[-3] if len(stack) > 2 else None)
+    return found
+
+
+def _rust_mod_chains(mods: list) -> dict[int, list[str]]:
+    """For each ``mod x;`` (a mod_item without a body): the names of the inline modules
+    around it, outermost first, at most the innermost 63 (node id -> names). One pass over
+    the mod items in document order with a stack of the open inline modules."""
+    chains: dict[int, list[str]] = {}
+    around: list[tuple[int, str | None]] = []  # (end byte, name) of the open inline modules
+    for node in sorted(mods, key=lambda n: (n.start_byte, -n.end_byte)):
+        while around and around[-1][0] <= node.start_byte:
+            around.pop()
+        if node.child_by_field_name("body") is not None:
+            name = node.child_by_field_name("name")
+            around.append((node.end_byte, _txt(name) if name is not None else None))
+            continue
+        names: list[str] = []
+        for _, name in reversed(around):
+            if len(names) >= 63:
+                break
+            if name is not None:
+                names.append(name)
+        chains[node.id] = names[::-1]
+    return chains
 
 
 def _entry(module: str, names: Iterable[str], relation: str, line: int) -> dict:
@@ -230,7 +332,7 @@ def _py_dotted(node: Any) -> str:
     return _nospace(_txt(node))
 
 
-def _python(caps: dict, out: list[dict]) -> None:
+def _python(caps: dict, out: list[dict], ctx: dict) -> None:
     if "import" in caps:
         node = caps["import"][0]
         for child in node.children_by_field_name("name"):
@@ -291,10 +393,11 @@ def _js_pattern_names(pattern: Any) -> list[str]:
     return names
 
 
-def _js_call_names(call: Any) -> list[str]:
-    parent = call.parent
+def _js_call_names(call: Any, ctx: dict) -> list[str]:
+    known = ctx.get("parents", {}).get(call.id)  # (parent, grandparent), found in one pass
+    parent = known[0] if known is not None else call.parent
     if parent is not None and parent.type == "await_expression":
-        call, parent = parent, parent.parent
+        parent = known[1] if known is not None else parent.parent
     if parent is None:
         return []
     if parent.type == "variable_declarator":
@@ -327,7 +430,7 @@ def _js_import_clause_names(clause: Any) -> list[str]:
     return names
 
 
-def _js(caps: dict, out: list[dict]) -> None:
+def _js(caps: dict, out: list[dict], ctx: dict) -> None:
     if "import" in caps:
         node = caps["import"][0]
         module = _js_string(node.child_by_field_name("source"))
@@ -366,13 +469,13 @@ def _js(caps: dict, out: list[dict]) -> None:
         call = caps["require" if "require" in caps else "dynamic"][0]
         module = _js_string(caps["arg"][0])
         if module is not None:
-            out.append(_entry(module, _js_call_names(call), relation, _line(call)))
+            out.append(_entry(module, _js_call_names(call, ctx), relation, _line(call)))
 
 
 # --- Go -------------------------------------------------------------------------------
 
 
-def _go(caps: dict, out: list[dict]) -> None:
+def _go(caps: dict, out: list[dict], ctx: dict) -> None:
     node = caps["spec"][0]
     path_node = node.child_by_field_name("path")
     if path_node is None:
@@ -391,7 +494,7 @@ def _go(caps: dict, out: list[dict]) -> None:
 # --- Java -----------------------------------------------------------------------------
 
 
-def _java(caps: dict, out: list[dict]) -> None:
+def _java(caps: dict, out: list[dict], ctx: dict) -> None:
     node = caps["import"][0]
     target = None
     star = False
@@ -457,7 +560,7 @@ def _rust_use_tree(node: Any, prefix: str, acc: list[tuple[str, str | None]], de
             _rust_use_tree(child, prefix, acc, depth + 1)
 
 
-def _rust(caps: dict, out: list[dict]) -> None:
+def _rust(caps: dict, out: list[dict], ctx: dict) -> None:
     if "mod" in caps:
         node = caps["mod"][0]
         if node.child_by_field_name("body") is not None:
@@ -465,15 +568,8 @@ def _rust(caps: dict, out: list[dict]) -> None:
         name = node.child_by_field_name("name")
         if name is None:
             return
-        chain = [_txt(name)]
-        parent = node.parent
-        while parent is not None and len(chain) < 64:  # mod a { mod b; } -> 'a::b'
-            if parent.type == "mod_item":
-                outer = parent.child_by_field_name("name")
-                if outer is not None:
-                    chain.append(_txt(outer))
-            parent = parent.parent
-        out.append(_entry("::".join(reversed(chain)), [], "mod", _line(node)))
+        around = ctx["mods"].get(node.id, [])  # mod a { mod b; } -> 'a::b'
+        out.append(_entry("::".join([*around, _txt(name)]), [], "mod", _line(node)))
         return
     node = caps["use"][0]
     arg = node.child_by_field_name("argument")

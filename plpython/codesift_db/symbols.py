@@ -39,6 +39,12 @@ part. Decisions worth knowing:
 * Never raises: any failure degrades to the fallback, then to an empty list. Tree walks are
   iterative, so thousands of nesting levels are fine; symbols nested deeper than MAX_NESTING
   are not reported, and one over-limit line range is reported once (minified code).
+* Bounded work (extraction runs inside the server, where it cannot be cancelled): every pass
+  is linear in the file (parents come from the walk's own path, never from node.parent,
+  which costs the node's depth); at most budget.MAX_SYMBOLS symbols (budget.MAX_SECTIONS
+  markdown sections) and budget.MAX_SYMBOL_TEXT_CHARS characters of bodies are kept, the
+  first in file order, the rest counted; with a budget.Budget the walk and the parse stop at
+  its deadline, keeping what was found. What was left out is noted in the budget.
 """
 
 from __future__ import annotations
@@ -48,6 +54,10 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import sub
+
+from . import budget
 
 MAX_SYMBOL_LINES = 120
 MAX_SYMBOL_CHARS = 6000
@@ -59,6 +69,8 @@ MAX_PARSE_CHARS = 4_000_000
 MAX_NESTING = 32
 # Below this depth under a symbol, syntax boundaries are no longer worth preferring as cuts.
 _CUT_DEPTH_LIMIT = 12
+# Names longer than this (in bytes of source) are not names; their text is never read.
+_MAX_NAME_BYTES = 4096
 
 # --------------------------------------------------------------------------- languages
 
@@ -147,32 +159,83 @@ def _parser(language: str):
 # --------------------------------------------------------------------------- entry point
 
 
-def extract_symbols(path: str, text: str, language: str | None = None) -> list[dict]:
-    """All symbols of one file (see the module docstring). Never raises."""
+def extract_symbols(
+    path: str, text: str, language: str | None = None, limits: budget.Budget | None = None
+) -> list[dict]:
+    """All symbols of one file (see the module docstring). Never raises.
+
+    `limits` (a budget.Budget) gives the deadline and receives the notes of what was left
+    out; without it the caps still apply and nothing is noted."""
+    if limits is None:
+        limits = budget.unlimited()
     try:
         if isinstance(text, bytes | bytearray | memoryview):
             text = bytes(text).decode("utf-8", "replace")
         if not isinstance(text, str) or not text.strip():
             return []
+        limits.phase("symbols")
         lines = text.split("\n")
         if text.endswith("\n"):
             lines.pop()
         src = _Source(path or "", text, lines)
         language = _resolve_language(path, text, language)
-        symbols: list[dict] = []
+        out = _Out(limits)
         try:
             if language == "markdown":
-                symbols = _markdown_symbols(src)
+                out.reset("sections", budget.MAX_SECTIONS)
+                _markdown_symbols(src, out)
             elif language in GRAMMARS and _parser(language) is not None:
-                symbols = _tree_symbols(src, language)
+                _tree_symbols(src, language, out)
         except (Exception, RecursionError):
-            symbols = []
-        if not symbols:
-            symbols = _fallback_symbols(src)
+            out.reset()
+        if not out.items and not limits.expired():
+            out.reset()
+            _fallback_symbols(src, out)
+        symbols = out.items
         symbols.sort(key=lambda s: (s["start_line"], -s["end_line"], s["part"]))
+        out.note()
         return symbols
     except (Exception, RecursionError):
         return []
+
+
+class _Out:
+    """The symbols of one file, capped: the first `cap` are kept, the rest counted."""
+
+    def __init__(self, limits: budget.Budget):
+        self.limits = limits
+        self.reset()
+
+    def reset(self, what: str = "symbols", cap: int = budget.MAX_SYMBOLS) -> None:
+        self.items: list[dict] = []
+        self.what, self.cap = what, cap
+        self.chars = 0  # characters of the kept bodies
+        self.full = False
+        self.by_text = False  # full because of MAX_SYMBOL_TEXT_CHARS
+        self.more = 0  # symbols (or parts) not kept because full
+        self.exact = True  # False when counting `more` stopped early (budget.COUNT_SHARE)
+
+    def add(self, symbol: dict) -> None:
+        self.items.append(symbol)
+        self.chars += len(symbol["body"])
+        if len(self.items) >= self.cap:
+            self.full = True
+        elif self.chars >= budget.MAX_SYMBOL_TEXT_CHARS:
+            self.full = self.by_text = True
+
+    def counting_stops(self) -> bool:
+        """Whether to stop walking the file just to count what is over the cap."""
+        if self.full and self.limits.used(budget.COUNT_SHARE):
+            self.exact = False
+        return not self.exact
+
+    def note(self) -> None:
+        if self.by_text:  # 'symbol text cap 16777216 (12 more symbols)': the cap in chars
+            unit = f"more {self.what}"
+            cap = budget.MAX_SYMBOL_TEXT_CHARS
+            self.limits.over("symbol text", cap, self.more, unit, self.exact)
+        else:
+            self.limits.over(self.what, self.cap, self.more, exact=self.exact)
 
 
 def _resolve_language(path: str, text: str, language: str | None) -> str | None:
@@ -182,74 +245,104 @@ def _resolve_language(path: str, text: str, language: str | None) -> str | None:
         language = detect_language(path)
     # .h is C by default; headers that are plainly C++ parse far better with the C++ grammar.
     if language == "c" and str(path).lower().endswith(".h"):
-        if re.search(r"^\s*(class|namespace|template\s*<)\b|::", text[:200_000], re.M):
+        if _CPP_HINT.search(text[:200_000]):
             language = "cpp"
     return language
 
 
+# Plainly C++ (possessive: a line of blanks costs its length, not its square).
+_CPP_HINT = re.compile(r"^[^\S\n]*+(class|namespace|template\s*+<)\b|::", re.M)
+
+
 class _Source:
-    """The file as lines plus cumulative character counts, for cheap range sizes."""
+    """The file as lines plus cumulative character counts, for cheap range sizes. The
+    per-line tables are built by C-level map/accumulate (a file may have a million lines)."""
 
     def __init__(self, path: str, text: str, lines: list[str]):
         self.path = path
         self.text = text
         self.lines = lines
-        self.offsets = [0]
-        total = 0
-        for line in lines:
-            total += len(line) + 1
-            self.offsets.append(total)
-        self._blank: list[bool] | None = None
+        # characters before each row, newlines excluded: chars() adds one per row
+        self._before = list(accumulate(map(len, lines), initial=0))
+        self._filled: list[int] | None = None  # non-blank rows before each row
+        self._indent: list[int] | None = None
 
     def chars(self, start: int, end: int) -> int:
         """Characters of 0-based rows start..end inclusive (newlines counted)."""
-        return self.offsets[end + 1] - self.offsets[start]
+        return self._before[end + 1] - self._before[start] + end + 1 - start
 
     def body(self, start: int, end: int) -> str:
         return "\n".join(self.lines[start : end + 1])
 
+    def _filled_rows(self) -> list[int]:
+        if self._filled is None:
+            self._filled = list(accumulate(map(bool, map(str.strip, self.lines)), initial=0))
+        return self._filled
+
     def blank(self, row: int) -> bool:
-        if self._blank is None:
-            self._blank = [not line.strip() for line in self.lines]
-        return self._blank[row]
+        filled = self._filled_rows()
+        return filled[row + 1] == filled[row]
+
+    def has_text(self, start: int, end: int) -> bool:
+        """Whether rows start..end hold anything but whitespace (body(start, end).strip())."""
+        filled = self._filled_rows()
+        return filled[end + 1] > filled[start]
+
+    def indent(self, row: int) -> int:
+        """Leading whitespace characters of a row (0 past the last row)."""
+        if self._indent is None:
+            lengths = map(len, self.lines)
+            self._indent = list(map(sub, lengths, map(len, map(str.lstrip, self.lines))))
+        return self._indent[row] if row < len(self._indent) else 0
 
 
 # --------------------------------------------------------------------------- symbol output
 
 
-def _emit(out: list[dict], src: _Source, sym: dict, start: int, end: int, cuts) -> None:
+def _emit(out: _Out, src: _Source, sym: dict, start: int, end: int, cuts) -> None:
     """Append `sym` (rows start..end, 0-based) whole, or as parts when it is over the limits.
 
     `cuts` maps a row to a preference score for starting a new part there (lower is better),
-    or is a callable producing that map lazily.
+    or is a callable producing that map lazily. Once `out` is full a symbol is only counted.
     """
     end = min(end, len(src.lines) - 1)
     if start > end:
         return
+    if out.full:
+        out.more += 1
+        return
+    if out.limits.expired():
+        return
     if _within_limits(src, start, end):
         parts = [(start, end)]
     else:
-        parts = _split_rows(src, start, end, cuts() if callable(cuts) else cuts)
+        parts = _split_rows(src, start, end, cuts() if callable(cuts) else cuts, out.limits)
     merged: list[tuple[int, int]] = []
     for s, e in parts:  # a blank-only part joins its neighbour: no empty bodies, no gaps
-        if merged and (not src.body(s, e).strip() or not src.body(*merged[-1]).strip()):
+        if merged and (not src.has_text(s, e) or not src.has_text(*merged[-1])):
             merged[-1] = (merged[-1][0], e)
         else:
             merged.append((s, e))
     numbered = len(merged) > 1
     for i, (s, e) in enumerate(merged, 1):
+        if not src.has_text(s, e):
+            continue
+        if out.full:
+            out.more += sum(1 for s2, e2 in merged[i - 1 :] if src.has_text(s2, e2))
+            return
+        if numbered and out.limits.expired():
+            return
         body = src.body(s, e)
-        if body.strip():
-            out.append(
-                dict(sym, start_line=s + 1, end_line=e + 1, body=body, part=i if numbered else 0)
-            )
+        out.add(dict(sym, start_line=s + 1, end_line=e + 1, body=body, part=i if numbered else 0))
 
 
 def _within_limits(src: _Source, start: int, end: int) -> bool:
     return end - start + 1 <= MAX_SYMBOL_LINES and src.chars(start, end) - 1 <= MAX_SYMBOL_CHARS
 
 
-def _split_rows(src: _Source, start: int, end: int, cuts: dict) -> list[tuple[int, int]]:
+def _split_rows(
+    src: _Source, start: int, end: int, cuts: dict, limits: budget.Budget
+) -> list[tuple[int, int]]:
     """Greedy tiling of rows start..end into parts within the limits.
 
     From each part start, find the furthest row the limits allow, then cut at the best-scored
@@ -259,6 +352,9 @@ def _split_rows(src: _Source, start: int, end: int, cuts: dict) -> list[tuple[in
     parts = []
     p = start
     while p <= end:
+        if limits.expired():  # give up: the rest as one (unused) part
+            parts.append((p, end))
+            break
         reach = p
         while (
             reach < end
@@ -322,10 +418,42 @@ class _Spec:
     opaque: frozenset = frozenset()  # never hold definitions: not walked (big literals)
 
 
-def _text(node) -> str:
+def _text(node, ctx) -> str:
+    """The source text of a node (sliced from the file: node.text would ask the parse's
+    read callback again)."""
     if node is None:
         return ""
-    return node.text.decode("utf-8", "replace")
+    return ctx.src_bytes[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _name_text(node, ctx) -> str:
+    """The text of a node that names something; '' when it is too long to be a name (reading
+    it for every nesting level would repeat the text quadratically)."""
+    if node is None or node.end_byte - node.start_byte > _MAX_NAME_BYTES:
+        return ""
+    return ctx.src_bytes[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _parent(node, ctx):
+    """The parent of `node`, which is the walk's current node or one of its nearest
+    ancestors: taken from the walk's path (node.parent costs the node's depth)."""
+    path = ctx.path
+    for i in range(len(path) - 1, max(len(path) - 8, 0) - 1, -1):
+        if path[i] is node:
+            return path[i - 1] if i else None
+    for i in range(len(path) - 1, max(len(path) - 8, 0) - 1, -1):
+        if path[i] == node:
+            return path[i - 1] if i else None
+    return node.parent
+
+
+def _count_children(parent, types: tuple, ctx) -> int:
+    """Named children of `parent` of one of `types`, counted once per parent."""
+    key = (parent.id, types)
+    count = ctx.counts.get(key)
+    if count is None:
+        count = ctx.counts[key] = sum(1 for c in parent.named_children if c.type in types)
+    return count
 
 
 def _field(node, *names):
@@ -348,6 +476,10 @@ def _clean_name(name: str) -> str:
 
 def _split_scoped(name: str) -> tuple[tuple, str]:
     """'A::B::c' -> (('A', 'B'), 'c'), template arguments dropped."""
+    if len(name) > _MAX_NAME_BYTES:
+        return (), ""
+    if "<" not in name and ":" not in name and "\\" not in name:  # the common case
+        return (), name.strip()
     for _ in range(10):
         stripped = re.sub(r"<[^<>]*>", "", name)
         if stripped == name:
@@ -364,7 +496,7 @@ def _named(kind: str, name_fields=("name",), body_fields=("body",)) -> Callable:
 
     def handler(node, ctx):
         name_node = _field(node, *name_fields)
-        quals, name = _split_scoped(_text(name_node))
+        quals, name = _split_scoped(_name_text(name_node, ctx))
         if not name:
             return None
         return _Def(name, kind, node, _field(node, *body_fields), quals)
@@ -374,7 +506,7 @@ def _named(kind: str, name_fields=("name",), body_fields=("body",)) -> Callable:
 
 def _container(node, ctx):
     """A named namespace/module: qualifies what it holds, is not a symbol itself."""
-    quals, last = _split_scoped(_text(_field(node, "name")).strip("\"'`"))
+    quals, last = _split_scoped(_name_text(_field(node, "name"), ctx).strip("\"'`"))
     return _Container(quals + (last,), classlike=False) if last else None
 
 
@@ -390,9 +522,10 @@ _PY_ROUTE = re.compile(
 
 def _py_function(node, ctx):
     d = _FUNCTION(node, ctx)
-    if d is not None and node.parent is not None and node.parent.type == "decorated_definition":
-        for child in node.parent.named_children:
-            if child.type == "decorator" and _PY_ROUTE.match(_text(child)):
+    parent = _parent(node, ctx) if d is not None else None
+    if parent is not None and parent.type == "decorated_definition":
+        for child in parent.named_children:
+            if child.type == "decorator" and _PY_ROUTE.match(_text(child, ctx)):
                 d.kind = "route"
     return d
 
@@ -404,6 +537,8 @@ _JS_FUNCTIONS = frozenset(
 )
 _JS_CLASSES = frozenset({"class", "class_expression"})
 _HTTP_VERBS = frozenset({"get", "post", "put", "delete", "patch", "options", "head", "all"})
+# The values that make a binding a definition (or a container): _js_value_def's cases.
+_JS_VALUES = _JS_FUNCTIONS | _JS_CLASSES | {"object"}
 
 
 def _js_value_def(name_text: str, value, node, ctx):
@@ -432,36 +567,48 @@ def _split_dotted(text: str) -> tuple[tuple, str]:
 
 
 def _js_declarator(node, ctx):
-    parent = node.parent
-    target = node
-    # `const f = () => {}` alone in its statement: the statement (and `export`) is the range.
-    if parent is not None and parent.type in ("lexical_declaration", "variable_declaration"):
-        if sum(1 for c in parent.named_children if c.type == "variable_declarator") == 1:
-            target = parent
     name = _field(node, "name")
     if name is None or name.type != "identifier":
         return None
-    return _js_value_def(_text(name), _field(node, "value"), target, ctx)
+    value = _field(node, "value")
+    if value is None or value.type not in _JS_VALUES:
+        return None
+    parent = _parent(node, ctx)
+    target = node
+    # `const f = () => {}` alone in its statement: the statement (and `export`) is the range.
+    if parent is not None and parent.type in ("lexical_declaration", "variable_declaration"):
+        if _count_children(parent, ("variable_declarator",), ctx) == 1:
+            target = parent
+    return _js_value_def(_name_text(name, ctx), value, target, ctx)
 
 
 def _js_field(node, ctx):
-    return _js_value_def(_text(_field(node, "name", "property")), _field(node, "value"), node, ctx)
+    value = _field(node, "value")
+    if value is None or value.type not in _JS_VALUES:
+        return None
+    return _js_value_def(_name_text(_field(node, "name", "property"), ctx), value, node, ctx)
 
 
 def _js_pair(node, ctx):
     key = _field(node, "key")
     if key is None or key.type not in ("property_identifier", "string", "identifier"):
         return None
-    return _js_value_def(_text(key), _field(node, "value"), node, ctx)
+    value = _field(node, "value")
+    if value is None or value.type not in _JS_VALUES:
+        return None
+    return _js_value_def(_name_text(key, ctx), value, node, ctx)
 
 
 def _js_assignment(node, ctx):
     left, right = _field(node, "left"), _field(node, "right")
     if left is None or left.type not in ("member_expression", "identifier"):
         return None
-    target = node.parent if node.parent.type == "expression_statement" else node
-    left_text = _text(left)
-    if right is not None and right.type == "object" and left_text == "module.exports":
+    if right is None or right.type not in _JS_VALUES:
+        return None
+    parent = _parent(node, ctx)
+    target = parent if parent is not None and parent.type == "expression_statement" else node
+    left_text = _name_text(left, ctx)
+    if right.type == "object" and left_text == "module.exports":
         return _Container((), classlike=False)
     return _js_value_def(left_text, right, target, ctx)
 
@@ -471,16 +618,17 @@ def _js_call(node, ctx):
     func, args = _field(node, "function"), _field(node, "arguments")
     if func is None or args is None or func.type != "member_expression":
         return None
-    verb = _text(_field(func, "property"))
+    verb = _name_text(_field(func, "property"), ctx)
     if verb not in _HTTP_VERBS:
         return None
     values = [a for a in args.named_children if a.type != "comment"]
     if len(values) < 2 or values[0].type not in ("string", "template_string"):
         return None
-    route = _text(values[0])[1:-1]
+    route = _text(values[0], ctx)[1:-1]
     if not route.startswith(("/", "*")) or "\n" in route:
         return None
-    target = node.parent if node.parent.type == "expression_statement" else node
+    parent = _parent(node, ctx)
+    target = parent if parent is not None and parent.type == "expression_statement" else node
     handler = values[-1] if values[-1].type in _JS_FUNCTIONS else None
     body = _field(handler, "body") if handler is not None else None
     return _Def(f"{verb.upper()} {route}", "route", target, body, classlike=False)
@@ -491,7 +639,8 @@ def _js_in_error(kind: str) -> Callable:
     named = _named(kind)
 
     def handler(node, ctx):
-        if node.parent is None or node.parent.type != "ERROR":
+        parent = _parent(node, ctx)
+        if parent is None or parent.type != "ERROR":
             return None
         return named(node, ctx)
 
@@ -541,14 +690,14 @@ def _go_method(node, ctx):
         while kind is not None and kind.type != "type_identifier":
             kind = _field(kind, "type") or (kind.named_children or [None])[0]
         if kind is not None:
-            d.quals = (_text(kind),)
+            d.quals = (_text(kind, ctx),)
             d.kind = "method"
         break
     return d
 
 
 def _go_type_spec(node, ctx):
-    name = _text(_field(node, "name"))
+    name = _name_text(_field(node, "name"), ctx)
     if not name:
         return None
     type_node = _field(node, "type")
@@ -561,10 +710,10 @@ def _go_type_spec(node, ctx):
             else type_node
         )
     target = node
-    if node.parent is not None and node.parent.type == "type_declaration":
-        specs = [c for c in node.parent.named_children if c.type in ("type_spec", "type_alias")]
-        if len(specs) == 1:
-            target = node.parent
+    parent = _parent(node, ctx)
+    if parent is not None and parent.type == "type_declaration":
+        if _count_children(parent, ("type_spec", "type_alias"), ctx) == 1:
+            target = parent
     return _Def(name, kind, target, body)
 
 
@@ -593,7 +742,8 @@ def _annotated_method(pattern: re.Pattern) -> Callable:
         d = _FUNCTION(node, ctx)
         if d is not None:
             name_node = _field(node, "name")
-            prefix = ctx.src_bytes[node.start_byte : name_node.start_byte]
+            stop = min(name_node.start_byte, node.start_byte + 65536)
+            prefix = ctx.src_bytes[node.start_byte : stop]
             if pattern.search(prefix.decode("utf-8", "replace")):
                 d.kind = "route"
         return d
@@ -637,7 +787,7 @@ def _rust_impl(node, ctx):
     type_node = _field(node, "type")
     while type_node is not None and type_node.type in ("generic_type", "reference_type"):
         type_node = _field(type_node, "type")
-    quals, name = _split_scoped(_text(type_node))
+    quals, name = _split_scoped(_name_text(type_node, ctx))
     if not name:
         return None
     return _Container((name,), classlike=True)
@@ -669,7 +819,7 @@ def _c_function(node, ctx):
         declarator = _field(declarator, "declarator") or (declarator.named_children or [None])[0]
     if declarator is None or declarator.type != "function_declarator":
         return None
-    quals, name = _split_scoped(" ".join(_text(_field(declarator, "declarator")).split()))
+    quals, name = _split_scoped(" ".join(_name_text(_field(declarator, "declarator"), ctx).split()))
     if not name or not re.match(r"[~\w]", name):
         return None
     d = _Def(name, "function", node, _field(node, "body"), quals)
@@ -685,14 +835,14 @@ def _c_record(kind: str) -> Callable:
         body = _field(node, "body")
         if body is None:
             return None
-        target, name = node, _text(_field(node, "name"))
-        parent = node.parent
+        target, name = node, _name_text(_field(node, "name"), ctx)
+        parent = _parent(node, ctx)
         if parent is not None and parent.type == "type_definition":
             # `typedef struct tag {..} name_t;`: callers use the typedef name.
             target = parent
             alias = _field(parent, "declarator")
             if alias is not None and alias.type == "type_identifier":
-                name = _text(alias)
+                name = _name_text(alias, ctx)
         quals, name = _split_scoped(name)
         if not name or not re.fullmatch(r"[A-Za-z_]\w*", name):
             return None
@@ -723,7 +873,7 @@ _CPP_SPEC = _Spec(
 
 def _ruby_singleton(node, ctx):
     d = _FUNCTION(node, ctx)
-    obj = _text(_field(node, "object"))
+    obj = _name_text(_field(node, "object"), ctx)
     if d is not None and obj and obj != "self":
         d.quals = _split_scoped(obj)[0] + (_split_scoped(obj)[1],)
     return d
@@ -775,7 +925,9 @@ _CLASSLIKE = frozenset({"class", "interface", "type"})
 _COMMON_OPAQUE = frozenset(
     """comment line_comment block_comment string string_literal raw_string_literal
     interpreted_string_literal parameters formal_parameters parameter_list
-    method_parameters""".split()
+    method_parameters import_statement import_from_statement future_import_statement
+    import_declaration package_declaration use_declaration preproc_include using_directive
+    namespace_use_declaration""".split()
 )
 
 
@@ -785,42 +937,92 @@ class _Ctx:
         # C++ `ns::f()` is a function, `Class::f()` a method: know the namespaces up front.
         self.namespaces = set(re.findall(r"\bnamespace\s+(\w+)", text))
         self.emitted_huge: set[tuple[int, int]] = set()
+        self.counts: dict = {}  # (node id, types) -> named children of those types
+        # The walk's position: the nodes from the root to the current one, and for each of
+        # them the run of `attached` named siblings right before it (decorators, attributes).
+        self.path: list = []
+        self.runs: list[list] = []
 
 
-def _tree_symbols(src: _Source, language: str) -> list[dict]:
+_READ_CHUNK = 1 << 16
+
+
+def _parse(parser, src_bytes: bytes, limits: budget.Budget):
+    """The tree of `src_bytes`, or None; with a deadline the parse is read in chunks so that
+    tree-sitter's progress callback can cancel it at the deadline."""
+    if limits.deadline is None:
+        return parser.parse(src_bytes)
+    view = memoryview(src_bytes)
+
+    def read(offset: int, _point) -> bytes:
+        return bytes(view[offset : offset + _READ_CHUNK])
+
+    try:
+        return parser.parse(read, progress_callback=limits.progress)
+    except Exception:  # cancelled (ValueError): a parser resumes a cancelled parse unless reset
+        parser.reset()
+        return None
+
+
+def _tree_symbols(src: _Source, language: str, out: _Out) -> None:
     if len(src.text) > MAX_PARSE_CHARS or _looks_minified(src):
-        return []  # generated/minified: the caller falls back to plain blocks
+        return  # generated/minified: the caller falls back to plain blocks
     spec = _SPECS[language]
     src_bytes = src.text.encode("utf-8", "surrogatepass")
-    tree = _parser(language).parse(src_bytes)
+    limits = out.limits
+    tree = _parse(_parser(language), src_bytes, limits)
+    if tree is None or limits.expired():
+        return
     ctx = _Ctx(src_bytes, src.text)
-    out: list[dict] = []
     # Iterative walk with a TreeCursor (far cheaper than materialising child lists); scopes
-    # holds (depth of the node that opened it, qualifier path, class-like?).
+    # holds (depth of the node that opened it, qualifier path, class-like?). The path of
+    # nodes gives parents in O(1) (node.parent walks down from the root: O(depth)).
     cursor = tree.walk()
+    path, runs = ctx.path, ctx.runs
+    path.append(cursor.node)
+    runs.append([])
     scopes = [(-1, (), False)]
-    depth = 0
-    handlers, opaque = spec.handlers, spec.opaque | _COMMON_OPAQUE
+    handlers, opaque, attached = spec.handlers, spec.opaque | _COMMON_OPAQUE, spec.attached
+    depth = 0  # len(path) - 1
+    steps = 0
+    node = path[0]
     while True:
-        node = cursor.node
+        steps += 1
+        if not steps & budget.CHECK_EVERY and (out.counting_stops() or limits.expired()):
+            return
         node_type = node.type
         handler = handlers.get(node_type)
         if handler is not None:
             found = handler(node, ctx)
-            _, path, classlike = scopes[-1]
+            _, names, classlike = scopes[-1]
             if isinstance(found, _Container):
-                scopes.append((depth, path + found.parts, found.classlike))
-            elif isinstance(found, _Def) and _clean_name(found.name) and len(path) < MAX_NESTING:
-                scope = _emit_def(out, src, ctx, spec, found, path, classlike)
+                scopes.append((depth, names + found.parts, found.classlike))
+            elif isinstance(found, _Def) and _clean_name(found.name) and len(names) < MAX_NESTING:
+                scope = _emit_def(out, src, ctx, spec, found, names, classlike)
                 if scope is not None:
                     scopes.append((depth,) + scope)
         if node_type not in opaque and cursor.goto_first_child():
             depth += 1
+            node = cursor.node
+            path.append(node)
+            if attached:
+                runs.append([])
             continue
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
-                return out
+                return
             depth -= 1
+            path.pop()
+            if attached:
+                runs.pop()
+        if attached:  # the run of attached named siblings before the next node
+            left = path[-1]
+            if left.is_named:
+                if left.type in attached:
+                    runs[-1].append(left)
+                elif runs[-1]:
+                    runs[-1] = []
+        node = path[-1] = cursor.node
         while scopes[-1][0] >= depth:  # left the subtree that opened these scopes
             scopes.pop()
 
@@ -836,6 +1038,10 @@ def _emit_def(out, src, ctx, spec, d: _Def, path: tuple, classlike: bool):
     kind = d.kind
     if kind in ("function", "method") and d.body is None:
         return None  # a declaration only (interface/abstract/prototype): not a definition
+    if out.full:  # over the cap: only counted (its header is not checked)
+        out.more += 1
+        inner = d.classlike if d.classlike is not None else kind in _CLASSLIKE
+        return path + tuple(q for q in d.quals if q) + (_clean_name(d.name),), inner
     if d.body is not None and any(
         c.type == "ERROR" and c.start_byte < d.body.start_byte and c.end_point[0] > c.start_point[0]
         for c in d.node.children
@@ -843,7 +1049,7 @@ def _emit_def(out, src, ctx, spec, d: _Def, path: tuple, classlike: bool):
         return None  # a multi-line error in the header swallowed other code: skip the header
     if kind == "function" and classlike:
         kind = "method"
-    start_node, start_row, end_row = _def_range(d.node, spec)
+    start_node, start_row, end_row = _def_range(d.node, spec, ctx)
     if end_row < start_row:
         return None
     name = _clean_name(d.name)
@@ -866,16 +1072,36 @@ def _emit_def(out, src, ctx, spec, d: _Def, path: tuple, classlike: bool):
     return scope + (name,), inner_classlike
 
 
-def _def_range(node, spec: _Spec):
-    """(first node, first row, last row) of a definition, wrappers and attachments included."""
-    top = node
-    while top.parent is not None and top.parent.type in spec.wrappers:
-        top = top.parent
+def _def_range(node, spec: _Spec, ctx):
+    """(first node, first row, last row) of a definition, wrappers and attachments included.
+
+    `node` is the walk's current node or a near ancestor: its wrappers and the attached
+    siblings before them come from the walk's path (node.parent and prev_named_sibling
+    cost the node's depth)."""
+    path = ctx.path
+    level = next(
+        (i for i in range(len(path) - 1, max(len(path) - 8, 0) - 1, -1) if path[i] is node),
+        None,
+    )
+    if level is None:  # not on the path (not expected): ask the tree
+        top = node
+        while top.parent is not None and top.parent.type in spec.wrappers:
+            top = top.parent
+        run = []
+        prev = top.prev_named_sibling
+        while prev is not None and prev.type in spec.attached:
+            run.append(prev)
+            prev = prev.prev_named_sibling
+        run.reverse()
+    else:
+        while level > 0 and path[level - 1].type in spec.wrappers:
+            level -= 1
+        top, run = path[level], (ctx.runs[level] if spec.attached else ())
     first, start_row = top, top.start_point[0]
-    prev = top.prev_named_sibling
-    while prev is not None and prev.type in spec.attached and prev.end_point[0] >= start_row - 1:
+    for prev in reversed(run):
+        if prev.end_point[0] < start_row - 1:
+            break
         first, start_row = prev, prev.start_point[0]
-        prev = prev.prev_named_sibling
     end_row, end_col = top.end_point
     if end_col == 0 and end_row > start_row:  # a node that swallowed the final newline
         end_row -= 1
@@ -884,20 +1110,22 @@ def _def_range(node, spec: _Spec):
 
 def _signature(src_bytes: bytes, start_node, d: _Def) -> str:
     begin = start_node.start_byte
-    raw = src_bytes[begin : max(d.node.end_byte, begin)]
+    # only the bytes the signature can use are read (never the whole definition)
+    end = min(max(d.node.end_byte, begin), begin + MAX_SIGNATURE_CHARS * 8)
     if d.body is not None and d.body.start_byte > begin:
         stop = d.body.start_byte
         for child in d.node.children:  # Ruby puts comments between header and body
-            if "comment" in child.type and begin < child.start_byte < stop:
+            if child.start_byte >= stop:
+                break
+            if "comment" in child.type and begin < child.start_byte:
                 stop = child.start_byte
                 break
-        text = raw[: stop - begin]
+        text = src_bytes[begin : min(stop, end)]
     else:
         # No body: the declaration up to the end of its first line.
-        head_end = d.node.start_byte - begin
-        newline = raw.find(b"\n", head_end)
-        text = raw if newline < 0 else raw[:newline]
-    return _collapse(text[: MAX_SIGNATURE_CHARS * 8].decode("utf-8", "replace"))
+        newline = src_bytes.find(b"\n", min(d.node.start_byte, end), end)
+        text = src_bytes[begin : end if newline < 0 else newline]
+    return _collapse(text.decode("utf-8", "replace"))
 
 
 def _syntax_cuts(src: _Source, node, start_row: int) -> dict[int, float]:
@@ -915,8 +1143,7 @@ def _syntax_cuts(src: _Source, node, start_row: int) -> dict[int, float]:
         glued_row = -1
         for child in current.named_children:
             row, col = child.start_point
-            line = src.lines[row] if row < len(src.lines) else ""
-            if row > start_row and col == len(line) - len(line.lstrip()):
+            if row > start_row and col == src.indent(row):
                 score = depth + (0.5 if row == glued_row else 0)
                 if score < cuts.get(row, 1e9):
                     cuts[row] = score
@@ -929,35 +1156,80 @@ def _syntax_cuts(src: _Source, node, start_row: int) -> dict[int, float]:
 
 # --------------------------------------------------------------------------- markdown
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# An ATX heading's opening: 1-6 '#' then a blank or the end of the line.
+_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# The lines that can open or close a fence or be a heading, found by one C-level scan.
+_MARKDOWN_LINE = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})|#{1,6}(?=[ \t]|$))", re.M)
 
 
-def _markdown_symbols(src: _Source) -> list[dict]:
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line with a title, else None.
+
+    The title is the text after the opening, without a closing run of '#' that follows a
+    blank, stripped. (What the regex `^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`
+    captures, without its backtracking, quadratic in a run of blanks.)"""
+    m = _HEADING.match(line)
+    if m is None:
+        return None
+    text = line[m.end() :].strip(" \t")
+    if text.endswith("#"):
+        before = text.rstrip("#")
+        if before[-1:] in (" ", "\t"):
+            text = before.rstrip(" \t")
+    title = text.strip()
+    return (len(m.group(1)), title) if title else None
+
+
+def _markdown_symbols(src: _Source, out: _Out) -> None:
     headings = []  # (row, level, title)
     fence = None
-    for row, line in enumerate(src.lines):
-        m = _FENCE.match(line)
+    limits = out.limits
+    text, lines = src.text, src.lines
+    row, at = 0, 0  # the row of offset `at`
+    for i, m in enumerate(_MARKDOWN_LINE.finditer(text)):
+        if not i & budget.CHECK_EVERY and limits.expired():
+            break
+        row += text.count("\n", at, m.start())
+        at = m.start()
+        if row >= len(lines):
+            break
+        line = lines[row]
+        marker = m.group(1)  # a fence, or None for a heading's opening
         if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+            if marker and marker[0] == fence[0] and len(marker) >= len(fence):
                 if not line.strip().strip(fence[0]):
                     fence = None
             continue
-        if m:
-            fence = m.group(1)
+        if marker:
+            fence = marker
             continue
-        m = _HEADING.match(line)
-        if m and (m.group(2) or "").strip():
-            headings.append((row, len(m.group(1)), m.group(2).strip()))
+        heading = _heading(line)
+        if heading is not None:
+            headings.append((row, *heading))
 
-    out: list[dict] = []
+    # A section ends before the next heading of its level or above: a stack of the open
+    # sections finds every end in one pass.
+    count = len(headings)
+    closer = [count] * count  # index of the heading that ends each section
+    open_sections: list[int] = []
+    for i, (_, level, _) in enumerate(headings):
+        while open_sections and headings[open_sections[-1]][1] >= level:
+            closer[open_sections.pop()] = i
+        open_sections.append(i)
+
+    def cuts_of(i: int) -> dict[int, float]:  # the headings inside section i
+        return {r: float(lvl) for r, lvl, _ in headings[i + 1 : closer[i]]}
+
+    last = len(src.lines) - 1
     trail: list[tuple[int, str]] = []  # enclosing (level, title)
     for i, (row, level, title) in enumerate(headings):
-        end = len(src.lines) - 1
-        for next_row, next_level, _ in headings[i + 1 :]:
-            if next_level <= level:
-                end = next_row - 1
-                break
+        if out.full:
+            out.more += count - i
+            return
+        if limits.expired():
+            return
+        end = headings[closer[i]][0] - 1 if closer[i] < count else last
         while trail and trail[-1][0] >= level:
             trail.pop()
         parent = " > ".join(t for _, t in trail) or None
@@ -969,9 +1241,7 @@ def _markdown_symbols(src: _Source) -> list[dict]:
             "signature": _collapse(src.lines[row]),
             "parent": parent,
         }
-        cuts = {r: float(lvl) for r, lvl, _ in headings[i + 1 :] if r <= end}
-        _emit(out, src, sym, row, end, cuts)
-    return out
+        _emit(out, src, sym, row, end, lambda i=i: cuts_of(i))
 
 
 # --------------------------------------------------------------------------- fallback
@@ -986,22 +1256,36 @@ _KEYWORDS = frozenset(
 _BRACE_TOKENS = re.compile(r"//|/\*|\*/|\\.|[\"'`{}]")
 
 
-def _fallback_symbols(src: _Source) -> list[dict]:
-    braces, depths = _brace_blocks(src)
-    indents = _indent_blocks(src)
+def _fallback_symbols(src: _Source, out: _Out) -> None:
+    limits = out.limits
+    braces, depths = _brace_blocks(src, limits)
+    indents = _indent_blocks(src, limits)
+    if limits.expired():
+        return
+    table: list[dict] = []  # the cut scores, built once, when a block needs splitting
+
+    def cuts() -> dict[int, float]:
+        if not table:
+            if blocks is braces:
+                table.append({r: 10.0 * d for r, d in enumerate(depths) if d > 0})
+            else:
+                rows = range(len(src.lines))
+                table.append({r: float(src.indent(r)) for r in rows if not src.blank(r)})
+        return table[0]
+
     if braces and _covered(braces) >= _covered(indents):
         blocks = braces
-        cuts = {r: 10.0 * d for r, d in enumerate(depths) if d > 0}
     elif indents:
         blocks = indents
-        cuts = {}
-        for r, line in enumerate(src.lines):
-            if line.strip():
-                cuts[r] = float(len(line) - len(line.lstrip()))
     else:
-        return _windows(src)
-    out: list[dict] = []
-    for start, end in blocks:
+        _windows(src, out)
+        return
+    for i, (start, end) in enumerate(blocks):
+        if out.full:
+            out.more += len(blocks) - i
+            return
+        if limits.expired():
+            return
         name = _block_name(src, start, end)
         sym = {
             "name": name,
@@ -1011,25 +1295,29 @@ def _fallback_symbols(src: _Source) -> list[dict]:
             "parent": None,
         }
         _emit(out, src, sym, start, end, cuts)
-    return out or _windows(src)
+    if not out.items and not limits.expired():
+        _windows(src, out)
 
 
 def _covered(blocks: list[tuple[int, int]]) -> int:
     return sum(e - s + 1 for s, e in blocks)
 
 
-def _brace_blocks(src: _Source) -> tuple[list[tuple[int, int]], list[int]]:
+def _brace_blocks(src: _Source, limits: budget.Budget) -> tuple[list[tuple[int, int]], list[int]]:
     """Top-level {...} blocks (rows) with their header lines, and the brace depth per row."""
     depth, quote, in_comment = 0, None, False
-    depths, blocks = [], []
+    depths: list[int] = []
+    blocks: list[tuple[int, int]] = []
     open_row = None
     last_end = -1
+    tokens, append = _BRACE_TOKENS.findall, depths.append
     for row, line in enumerate(src.lines):
-        depths.append(depth)
+        if not row & budget.CHECK_EVERY and limits.expired():
+            break
+        append(depth)
         if quote in ('"', "'"):
             quote = None  # these strings do not span lines in brace languages
-        for m in _BRACE_TOKENS.finditer(line):
-            tok = m.group()
+        for tok in tokens(line):
             if in_comment:
                 in_comment = tok != "*/"
             elif quote:
@@ -1067,12 +1355,14 @@ def _block_header(src: _Source, open_row: int, last_end: int) -> int:
     return start
 
 
-def _indent_blocks(src: _Source) -> list[tuple[int, int]]:
+def _indent_blocks(src: _Source, limits: budget.Budget) -> list[tuple[int, int]]:
     """Unindented header lines followed by indented lines."""
     blocks = []
     start = None
     last_body = None
     for row, line in enumerate(src.lines):
+        if not row & budget.CHECK_EVERY and limits.expired():
+            break
         if not line.strip():
             continue
         if line[0] in " \t":
@@ -1107,10 +1397,14 @@ def _block_name(src: _Source, start: int, end: int) -> str:
     return os.path.basename(src.path) or "block"
 
 
-def _windows(src: _Source) -> list[dict]:
-    out: list[dict] = []
+def _windows(src: _Source, out: _Out) -> None:
     total = len(src.lines)
     for start in range(0, total, FALLBACK_WINDOW_LINES):
+        if out.full:
+            out.more += len(range(start, total, FALLBACK_WINDOW_LINES))
+            return
+        if out.limits.expired():
+            return
         end = min(total, start + FALLBACK_WINDOW_LINES) - 1
         while start <= end and src.blank(start):
             start += 1
@@ -1127,7 +1421,6 @@ def _windows(src: _Source) -> list[dict]:
             "parent": None,
         }
         _emit(out, src, sym, start, end, {})
-    return out
 
 
 # Comment lines that document the definition below them: //, ///, #, --, /* ... */, * ...
@@ -1135,14 +1428,24 @@ _COMMENT_LINE = re.compile(r"^\s*(//|#(?![!\[])|--|/\*|\*|\*/)")
 MAX_DOC_LINES = 40
 
 
-def leading_comment(lines: list[str], start_line: int) -> str:
+def leading_comment(lines: list[str], start_line: int, seen: dict | None = None) -> str:
     """The contiguous comment block directly above a symbol (its doc comment), without
-    the comment markers. `lines` are the file's lines; start_line is 1-based."""
+    the comment markers. `lines` are the file's lines; start_line is 1-based. `seen`, a dict
+    kept for one file, remembers which rows are comment lines (each row is matched once)."""
+
+    def is_comment(row: int) -> bool:
+        if seen is None:
+            return _COMMENT_LINE.match(lines[row]) is not None
+        found = seen.get(row)
+        if found is None:
+            found = seen[row] = _COMMENT_LINE.match(lines[row]) is not None
+        return found
+
     i = start_line - 2
-    if i >= 1 and not lines[i].strip() and _COMMENT_LINE.match(lines[i - 1]):
+    if i >= 1 and not lines[i].strip() and is_comment(i - 1):
         i -= 1  # one blank line between a doc block and its definition is common in JS
     block: list[str] = []
-    while i >= 0 and len(block) < MAX_DOC_LINES and _COMMENT_LINE.match(lines[i]):
+    while i >= 0 and len(block) < MAX_DOC_LINES and is_comment(i):
         block.append(lines[i])
         i -= 1
     text = "\n".join(reversed(block))

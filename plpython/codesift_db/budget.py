@@ -1,0 +1,132 @@
+"""Per-blob limits of extraction: every cap in one place, and a work budget with a deadline.
+
+Extraction runs inside PostgreSQL, in the PL/Python statement trigger that inserts blobs.
+PL/Python ignores statement_timeout and cancel requests until it returns, so whatever a
+tenant pushes must be extracted in bounded time and memory. Two kinds of bound:
+
+* Caps on what one blob may produce (symbols, markdown sections, the text of its symbols,
+  import statements, file-level terms). What is over a cap is not stored, but counted.
+* A work budget: a deadline on time.monotonic(), checked inside the Python loops (and by
+  tree-sitter's parse progress callback) that gives up cleanly, keeping what was extracted.
+
+Either way the blob is stored with what was extracted, and codesift.blobs.extraction_limited
+records why it is incomplete ('symbols cap 5000 (812 more)', 'time budget 2 s: symbols');
+it is null when extraction was complete.
+
+    b = Budget()                    # the default deadline, BLOB_SECONDS from now
+    b = Budget(seconds=None)        # caps only, no deadline (deterministic, for tests)
+    b.expired()                     # True once the deadline has passed (sticky)
+    b.over('symbols', MAX_SYMBOLS, 812)
+    b.reason()                      # None, or the notes joined by '; '
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+# --- caps per blob -----------------------------------------------------------------------
+
+# Symbols of one blob (functions, classes, methods, parts of long symbols, blocks): the
+# first MAX_SYMBOLS in file order are kept.
+MAX_SYMBOLS = 5000
+# Markdown sections of one blob (each heading is one, or several parts when it is long).
+MAX_SECTIONS = 5000
+# Characters of symbol bodies of one blob, all symbols together (nested symbols repeat the
+# text of their children; MAX_NESTING bounds the repetition, this bounds the total).
+MAX_SYMBOL_TEXT_CHARS = 16 << 20
+# Import statements of one blob.
+MAX_IMPORTS = 5000
+# Terms of one document's lexemes (a tsvector must stay under 1 MB) and their characters.
+MAX_DOC_TERMS = 50_000
+MAX_DOC_CHARS = 400_000
+
+# --- work ------------------------------------------------------------------------------
+
+# Seconds of Python work per blob before extraction gives up and keeps what it has. A
+# session may lower it with `set codesift.extraction_seconds = ...`; only a superuser may
+# raise it (see blob_seconds).
+BLOB_SECONDS = 2.0
+SETTING = "codesift.extraction_seconds"
+# Loops check the clock once per this many iterations (a power of two, minus one: a mask).
+CHECK_EVERY = 255
+# Counting what is over a cap (walking the rest of a file) may use this share of the budget
+# at most, so that storing what was kept still has time; past it the count is a lower bound.
+COUNT_SHARE = 0.5
+
+
+class Budget:
+    """The limits one blob's extraction ran into, and its deadline.
+
+    Not thread-safe; one per blob. `seconds=None` disables the deadline (caps still apply).
+    """
+
+    __slots__ = ("start", "deadline", "seconds", "notes", "_expired", "_phase")
+
+    def __init__(self, seconds: float | None = BLOB_SECONDS):
+        self.seconds = seconds
+        self.start = time.monotonic()
+        self.deadline = None if seconds is None else self.start + seconds
+        self.notes: dict[str, str] = {}
+        self._expired = False
+        self._phase = "extraction"
+
+    def phase(self, name: str) -> Budget:
+        """Name the work under way, for the time-budget note ('symbols', 'imports', ...)."""
+        self._phase = name
+        return self
+
+    def expired(self) -> bool:
+        """True once the deadline has passed; records the phase that ran out of time."""
+        if self._expired:
+            return True
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self._expired = True
+            self.notes.setdefault(
+                "time", f"time budget {self.seconds:g} s: {self._phase} incomplete"
+            )
+        return self._expired
+
+    def used(self, share: float) -> bool:
+        """True once `share` of the budget's time is spent (never without a deadline)."""
+        return self.seconds is not None and time.monotonic() > self.start + share * self.seconds
+
+    def add(self, what: str, text: str) -> None:
+        """Append to the note about `what` (e.g. to the time-budget note)."""
+        if what in self.notes:
+            self.notes[what] += text
+
+    def progress(self, *_args) -> bool:
+        """tree-sitter's parse progress callback: True cancels the parse."""
+        return self.expired()
+
+    def over(self, what: str, cap: int, more: int, unit: str = "more", exact: bool = True) -> None:
+        """Record that `more` items of `what` were not kept because of `cap` (at least that
+        many when not `exact`)."""
+        if more > 0:
+            count = f"{more}" if exact else f"at least {more}"
+            self.notes[what] = f"{what} cap {cap} ({count} {unit})"
+
+    def reason(self) -> str | None:
+        """Why this blob's extraction is incomplete, or None when it is complete."""
+        return "; ".join(self.notes.values()) or None
+
+
+def blob_seconds(setting: str | None, superuser: bool = False) -> float:
+    """The per-blob budget for a session whose codesift.extraction_seconds is `setting`:
+    BLOB_SECONDS when unset or not a number, never below 0, and above BLOB_SECONDS only for
+    a superuser (any other role runs extraction for any tenant's blob: the default is its
+    ceiling)."""
+    try:
+        value = float(setting)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return BLOB_SECONDS
+    if math.isnan(value):
+        return BLOB_SECONDS
+    value = max(value, 0.0)
+    return value if superuser else min(value, BLOB_SECONDS)
+
+
+def unlimited() -> Budget:
+    """Caps only: for callers outside the trigger (tests, tools) that want no deadline."""
+    return Budget(seconds=None)
