@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
+import inspect
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -47,6 +49,7 @@ MAX_QUESTION_CHARS = 20_000
 MAX_NAME_CHARS = 512
 MAX_PATH_CHARS = 4096
 MAX_BODY_BYTES = 1 << 20  # one HTTP request's body
+TOKEN_TTL = 5.0  # seconds a live token's tenant is remembered (a revocation waits this long)
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 # the tenant of the request being handled (set per request by tenant_middleware)
@@ -100,8 +103,10 @@ class Backend:
 
     @staticmethod
     async def _reset(conn: psycopg.AsyncConnection) -> None:
-        # set_config(..., true) ended with its transaction; this makes sure of it
-        await conn.execute("select set_config('app.current_tenant_id', '', false)")
+        # set_config(..., true) ends with its transaction, and the pool rolls back a
+        # connection returned inside one; a connection that is not idle is not reused
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            raise psycopg.OperationalError("connection returned inside a transaction")
 
     async def open(self) -> None:
         await self.pool.open(wait=True, timeout=30)
@@ -125,13 +130,15 @@ class Backend:
         async with self.pool.connection() as conn:
             conn.add_notice_handler(on_notice)
             try:
-                async with conn.transaction():
+                # one network round trip: begin, the tenant for this transaction only, the
+                # statement and commit go out together (pipeline mode)
+                async with conn.pipeline(), conn.transaction():
                     await conn.execute(
                         "select set_config('app.current_tenant_id', %s, true)", (str(tenant_id),)
                     )
                     cur = await conn.execute(sql, params)
-                    rows = await cur.fetchall()
-                    names = [c.name for c in cur.description or []]
+                rows = await cur.fetchall()
+                names = [c.name for c in cur.description or []]
             except psycopg.Error as exc:
                 raise ToolError(_db_message(exc)) from None
             finally:
@@ -148,21 +155,35 @@ def _db_message(exc: psycopg.Error) -> str:
 
 
 class TokenVerifier:
-    """Bearer tokens -> tenant, looked up in the database by sha256 on every request."""
+    """Bearer tokens -> tenant, looked up in the database by sha256. A live token is
+    remembered for TOKEN_TTL seconds (so a revocation takes effect within that); an unknown
+    or revoked one is asked about again every time."""
 
-    def __init__(self, backend: Backend):
+    def __init__(self, backend: Backend, ttl: float = TOKEN_TTL):
         self.backend = backend
+        self.ttl = ttl
+        self._live: dict[str, tuple[int, float]] = {}  # sha256 -> (tenant, until)
 
     async def verify_token(self, token: str) -> AccessToken | None:
         if not token or len(token) > 200:
             return None
-        tenant = await self.backend.tenant_of_token(token)
-        if tenant is None:
-            return None
+        digest = token_hash(token)
+        now = time.monotonic()
+        cached = self._live.get(digest)
+        if cached is not None and cached[1] > now:
+            tenant = cached[0]
+        else:
+            tenant = await self.backend.tenant_of_token(token)
+            if tenant is None:
+                self._live.pop(digest, None)
+                return None
+            if len(self._live) > 10_000:
+                self._live.clear()
+            self._live[digest] = (tenant, now + self.ttl)
         # the session belongs to this token: another token cannot use its session id
         return AccessToken(
             token=token,
-            client_id=f"codesift-token-{token_hash(token)[:16]}",
+            client_id=f"codesift-token-{digest[:16]}",
             scopes=[],
             claims={"tenant_id": tenant},
         )
@@ -257,7 +278,17 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         log_level="WARNING",
     )
 
-    @server.tool(annotations=READ_ONLY)
+    def tool(**kwargs):
+        """server.tool with the docstring as one clean paragraph (no source indentation)."""
+
+        def register(fn):
+            description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
+            server.add_tool(fn, description=description, **kwargs)
+            return fn
+
+        return register
+
+    @tool(annotations=READ_ONLY)
     async def search_code(
         question: Question,
         repo: OptName = None,
@@ -293,7 +324,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         ).split()
         return _result(text, [dict(zip(keys, r[:12], strict=True)) for r in rows], notices)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(annotations=READ_ONLY)
     async def find_symbol(
         name: Name,
         repo: OptName = None,
@@ -334,7 +365,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         text = _bounded("\n\n".join(parts), token_budget) if parts else "no exact match"
         return _result(text, [{k: v for k, v in f.items() if k != "body"} for f in found], notices)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(annotations=READ_ONLY)
     async def related_files(
         path: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)],
         repo: OptName = None,
@@ -363,7 +394,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         text = "\n".join(lines) if lines else f"no related files for '{path}'"
         return _result(_bounded(text, DEFAULT_BUDGET), found, notices)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(annotations=READ_ONLY)
     async def explain_search(
         question: Question,
         repo: OptName = None,
@@ -411,7 +442,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         )
         return [dict(zip(names, r, strict=True)) for r in rows], notices
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(annotations=READ_ONLY)
     async def list_repositories() -> CallToolResult:
         """The repositories you can search, each with its indexed commit, whether the index
         is stale (the checkout moved past it), file, symbol and edge counts and the
@@ -451,7 +482,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
 
     if not settings.http:
         # writing to the index from a shared HTTP server is not an agent's job: stdio only
-        @server.tool(
+        @tool(
             annotations=ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, idempotent_hint=True
             )
@@ -545,8 +576,10 @@ def serve(settings: Settings) -> None:
 async def _serve_http(server: MCPServer, settings: Settings) -> None:
     import uvicorn
 
+    # plain JSON answers (no SSE stream per call): the tools never call back to the client
     app = server.streamable_http_app(
         host=settings.host,
+        json_response=True,
         max_request_body_size=MAX_BODY_BYTES,
     )
     config = uvicorn.Config(
