@@ -50,9 +50,13 @@ BLOB_SECONDS = 2.0
 SETTING = "codesift.extraction_seconds"
 # Loops check the clock once per this many iterations (a power of two, minus one: a mask).
 CHECK_EVERY = 255
-# Counting what is over a cap (walking the rest of a file) may use this share of the budget
-# at most, so that storing what was kept still has time; past it the count is a lower bound.
-COUNT_SHARE = 0.5
+# Finding things (the file's terms, its imports, its symbols) may use this share of the
+# budget; the rest is left for the terms of the symbols found, so that a blob that runs out
+# of time still stores what was found first.
+EXTRACT_SHARE = 0.6
+# Counting what is over a cap (walking the rest of a file) stops at this share of the
+# budget; past it the count is a lower bound ('at least N more').
+COUNT_SHARE = 0.4
 
 
 class Budget:
@@ -61,31 +65,32 @@ class Budget:
     Not thread-safe; one per blob. `seconds=None` disables the deadline (caps still apply).
     """
 
-    __slots__ = ("start", "deadline", "seconds", "notes", "_expired", "_phase")
+    __slots__ = ("start", "deadline", "seconds", "notes", "_limit", "_phase")
 
     def __init__(self, seconds: float | None = BLOB_SECONDS):
         self.seconds = seconds
         self.start = time.monotonic()
         self.deadline = None if seconds is None else self.start + seconds
         self.notes: dict[str, str] = {}
-        self._expired = False
+        self._limit = self.deadline  # the current phase's deadline
         self._phase = "extraction"
 
-    def phase(self, name: str) -> Budget:
-        """Name the work under way, for the time-budget note ('symbols', 'imports', ...)."""
+    def phase(self, name: str, share: float | None = None) -> Budget:
+        """Name the work under way, for the time-budget note ('symbols', 'imports', ...);
+        with `share`, that work must end when that share of the budget is spent (until the
+        next call with a share)."""
         self._phase = name
+        if share is not None and self.seconds is not None:
+            self._limit = self.start + share * self.seconds
         return self
 
     def expired(self) -> bool:
-        """True once the deadline has passed; records the phase that ran out of time."""
-        if self._expired:
-            return True
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            self._expired = True
-            self.notes.setdefault(
-                "time", f"time budget {self.seconds:g} s: {self._phase} incomplete"
-            )
-        return self._expired
+        """True once the current phase's deadline has passed; the first phase that ran out
+        of time is noted."""
+        if self._limit is None or time.monotonic() < self._limit:
+            return False
+        self.notes.setdefault("time", f"time budget {self.seconds:g} s: {self._phase} incomplete")
+        return True
 
     def used(self, share: float) -> bool:
         """True once `share` of the budget's time is spent (never without a deadline)."""

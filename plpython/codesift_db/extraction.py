@@ -172,13 +172,15 @@ def extract_blob(
     'terms', 'term_count', 'token_count') and 'limited': None when extraction is complete,
     else why not (budget.Budget.reason()). The cheap, bounded work comes first (the file's
     own terms, then its imports), the symbols last, so that a blob that runs out of time
-    still has its file-level index. Never raises on content; plain Python, no database.
+    still has its file-level index; finding them may use budget.EXTRACT_SHARE of the time,
+    the rest is for the terms of the symbols found. Never raises on content; plain Python,
+    no database.
     """
     if limits is None:
         limits = budget.Budget()
     path = path or ""
     path_text = identifiers.path_terms(path) if path else ""
-    limits.phase("file terms")
+    limits.phase("file terms", budget.EXTRACT_SHARE)
     terms = path_text + " " + identifiers.identifier_terms(content, limits)
     whole = content.rstrip("\n")  # the file as a whole-file item: no trailing newlines
     out: dict = {
@@ -190,7 +192,7 @@ def extract_blob(
         "symbols": [],
     }
     found = symbols.extract_symbols(path, content, language, limits)
-    limits.phase("symbol terms")
+    limits.phase("symbol terms", 1.0)
     lines = content.split("\n")
     docs: dict[int, str] = {}  # start line -> leading comment: the file is read once
     comment_rows: dict[int, bool] = {}
