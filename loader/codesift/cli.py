@@ -412,11 +412,15 @@ def mcp(
         str | None,
         typer.Option(help="stdio: the checkout sync_index re-indexes (default: the cwd)."),
     ] = None,
+    dsn: Annotated[
+        str | None,
+        typer.Option(help="The database (default: CODESIFT_DSN, else the embedded one)."),
+    ] = None,
 ) -> None:
     """Serve codesift to coding agents over MCP (stdio by default, or Streamable HTTP)."""
     from .mcp_server import Settings, resolve_tenant, serve
 
-    dsn = db.current_dsn()
+    dsn = dsn or db.current_dsn()
     settings = Settings(
         dsn=dsn,
         http=http,
