@@ -34,7 +34,9 @@ FILES = {
     "sub/deeper/only_here.txt": "kept: anchored to sub/ only\n",
     "sub/deeper/secret.py": "also ignored: a pattern without a slash matches at any depth\n",
     "gen/.codesiftignore": "!generated_but_wanted.py\n",
-    "gen/generated_but_wanted.py": "# This file was automatically generated.\ndef wanted():\n    pass\n",
+    "gen/generated_but_wanted.py": (
+        "# This file was automatically generated.\ndef wanted():\n    pass\n"
+    ),
     ".codesiftignore": "docs/\n!docs/keep.md\n*.log\n!vendor/ours/\n",
 }
 EXPECTED_LIVE = {

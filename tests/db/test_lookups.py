@@ -17,8 +17,7 @@ FILES = {
         "def make_client():\n    return Client()\n"
     ),
     "pkg/transport.py": (
-        "class Transport:\n    pass\n\n\n"
-        "def send_request(method, url):\n    return (method, url)\n"
+        "class Transport:\n    pass\n\n\ndef send_request(method, url):\n    return (method, url)\n"
     ),
     "tests/test_client.py": (
         "from pkg.client import make_client\n\n\n"
@@ -100,9 +99,7 @@ def test_related_files_unknown_path_and_bounds(indexed):
     notices = []
     indexed.add_notice_handler(lambda d: notices.append(d.message_primary))
     for path in ("../../etc/passwd", "/etc/passwd", "pkg/../pkg/client.py"):
-        assert indexed.execute(
-            "select * from codesift.related_files(%s)", (path,)
-        ).fetchall() == []
+        assert indexed.execute("select * from codesift.related_files(%s)", (path,)).fetchall() == []
     assert len(notices) == 3
     for call in (
         "select * from codesift.related_files('pkg/client.py', depth => 4)",
@@ -123,12 +120,10 @@ def test_repository_status(indexed, db):
     assert (name, stale, files) == ("lookups", False, 4)
     assert symbols >= 7 and edges >= 2 and backlog > 0  # embed=False: all of it is backlog
     db.execute("update codesift.repositories set head_commit = repeat('a', 40)")
-    assert indexed.execute("select stale from codesift.repository_status('lookups')").fetchone() == (
-        True,
-    )
-    assert indexed.execute("select count(*) from codesift.repository_status('nope')").fetchone() == (
-        0,
-    )
+    stale = indexed.execute("select stale from codesift.repository_status('lookups')")
+    assert stale.fetchone() == (True,)
+    none = indexed.execute("select count(*) from codesift.repository_status('nope')")
+    assert none.fetchone() == (0,)
 
 
 def test_no_tenant_sees_nothing(db, indexed, app_connect):
