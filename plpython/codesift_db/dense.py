@@ -11,49 +11,19 @@ kind keeps decides between walking the index and sorting the few rows that pass,
 generic plan cannot know it (at 100k symbols it sorted every row: 1.2 s instead of 2 ms).
 
 The inner `order by <=> limit k` is what the index serves; the SQL functions that call this
-(sql/idempotent/003-search.sql) set hnsw.iterative_scan = relaxed_order, so that filters
+(sql/idempotent/004-dense.sql) set hnsw.iterative_scan = relaxed_order, so that filters
 rejecting rows still yield k of them, and re-sort the relaxed order outside; they plan with
 force_custom_plan, which the unfiltered statement overrides for its own call.
 """
 
+from functools import lru_cache
+
 from . import plans
-
-# live at its repository's indexed head, in the asked repositories, passing the filters
-LIVE = """exists (
-            select 1 from codesift.live_files as v
-            where v.tenant_id = {row}.tenant_id and v.blob_sha = {row}.{sha}
-                and v.repository_id = any($4){path}{language}
-        )"""
-
-SYMBOLS = """
-select d.id as symbol_id, d.distance from (
-    select s.id, (s.embedding <=> $1)::double precision as distance
-    from codesift.code_symbols as s
-    where s.tenant_id = $2 and s.embedding_model = $3{kinds}
-        and {live}
-    order by s.embedding <=> $1
-    limit {k}
-) as d
-order by d.distance, d.id
-"""
-
-FILES = """
-select v.repository_id, v.path, d.distance from (
-    select bl.sha, (bl.embedding <=> $1)::double precision as distance
-    from codesift.blobs as bl
-    where bl.tenant_id = $2 and bl.embedding_model = $3
-        and {live}
-    order by bl.embedding <=> $1
-    limit {k}
-) as d
-join codesift.live_files as v on v.tenant_id = $2 and v.blob_sha = d.sha
-where v.repository_id = any($4){path}
-order by d.distance, v.path
-"""
 
 SYMBOL_TYPES = ["vector", "bigint", "text", "bigint[]", "text", "text", "text[]"]
 FILE_TYPES = SYMBOL_TYPES[:6]
 GENERIC = "select set_config('plan_cache_mode', 'force_generic_plan', true)"
+ONLY_WITH = "-- only with "  # a line of sql/dense_*.sql kept only when its filter is given
 
 
 def _limit(k) -> int:
@@ -62,25 +32,31 @@ def _limit(k) -> int:
     return k  # an int: safe to write into the statement
 
 
-def _filters(path_prefix, language) -> dict:
-    return {
-        "path": "\n                and starts_with(v.path, $5)" if path_prefix is not None else "",
-        "language": "\n                and v.language = $6" if language is not None else "",
-    }
+@lru_cache(maxsize=64)
+def _statement(name: str, k: int, filters: frozenset) -> str:
+    """sql/NAME.sql with k written in and only the lines of the filters in use."""
+    lines = []
+    for line in plans.load(name).splitlines(keepends=True):
+        code, marker, wanted = line.partition(ONLY_WITH)
+        if marker and wanted.strip() not in filters:
+            continue
+        lines.append(code.rstrip() + "\n" if marker else line)
+    return "".join(lines).replace("{{ k }}", str(k))
+
+
+def _in_use(**filters) -> frozenset:
+    return frozenset(name for name, value in filters.items() if value is not None)
 
 
 def symbols_query(k: int, path_prefix=None, language=None, kinds=None) -> str:
     """The symbols statement with only the filters in use ($1..$7 are always declared)."""
-    live = LIVE.format(row="s", sha="blob_sha", **_filters(path_prefix, language))
-    kinds = "\n        and s.kind = any($7)" if kinds is not None else ""
-    return SYMBOLS.format(k=_limit(k), kinds=kinds, live=live)
+    in_use = _in_use(path_prefix=path_prefix, language=language, kinds=kinds)
+    return _statement("dense_symbols", _limit(k), in_use)
 
 
 def files_query(k: int, path_prefix=None, language=None) -> str:
     """The files statement with only the filters in use ($1..$6 are always declared)."""
-    filters = _filters(path_prefix, language)
-    live = LIVE.format(row="bl", sha="sha", **filters)
-    return FILES.format(k=_limit(k), live=live, path=filters["path"])
+    return _statement("dense_files", _limit(k), _in_use(path_prefix=path_prefix, language=language))
 
 
 def _execute(plpy, query: str, types: list, args: list, filtered: bool):

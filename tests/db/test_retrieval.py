@@ -3,7 +3,8 @@
 import psycopg
 import pytest
 from codesift.indexer import index_repository
-from codesift_db import context, dense
+from codesift_db import dense, plans
+from codesift_db.pipeline import query as pipeline_query
 
 from tests.conftest import commit, write_files
 
@@ -407,7 +408,7 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
     repo = db.execute("select id from repositories where name = 'vault'").fetchone()[0]
     ids = dict(db.execute("select name, id from code_symbols where kind = 'function'").fetchall())
     terms = db.execute("select query_terms('rotate signing key vault')").fetchone()[0]
-    query = context.FILE_SYMBOLS
+    query = plans.load("stand_in_symbols")
     for n in range(8, 0, -1):  # psycopg's placeholders for the statement's $n
         query = query.replace(f"${n}", f"%(p{n})s")
     rows = db.execute(
@@ -418,7 +419,7 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
             "p3": terms,
             "p4": 1000,
             "p5": [ids["rotate_signing_key"]],  # already a candidate: not asked for again
-            "p6": context._two_terms_query(terms),
+            "p6": pipeline_query.two_terms_query(terms),
             "p7": 2,
             "p8": tenant,
         },

@@ -1,7 +1,188 @@
--- The BM25 lexical legs, over symbols and over files: Okapi BM25 with idf and
+-- The lexical legs, each over symbols and over files: BM25 (the pipeline's
+-- default) and ts_rank_cd (kept to compare with it), and what every leg shares:
+-- the live_files view, query_terms and leg_bounds (the dense legs are in
+-- 004-dense.sql, the import-graph walk in 005-graph.sql).
+-- Every leg takes the same filters (repositories, path prefix, language,
+-- symbol kinds) and applies them before its top-k, so filters never starve it.
+-- JIT is off in every function that runs queries: the planner's row estimates
+-- for set-returning functions make it compile millisecond queries for 100+ ms.
+
+-- Files live at their repository's indexed head, with what filters need.
+create or replace view codesift.live_files
+with (security_invoker = true) as
+select
+    f.tenant_id,
+    f.repository_id,
+    f.path,
+    f.blob_sha,
+    f.last_changed,
+    b.language
+from codesift.files as f
+inner join codesift.blobs as b on f.tenant_id = b.tenant_id and f.blob_sha = b.sha
+where f.live;
+
+comment on view codesift.live_files is
+'Files live at their repository''s indexed head, with the blob''s language.';
+
+create or replace function codesift.query_terms(query text)
+returns text[]
+language plpython3u
+immutable strict parallel safe
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.identifiers import query_terms
+return query_terms(query)
+$$;
+
+comment on function codesift.query_terms(text) is
+'Identifier-split, stopword-free terms of a question for an OR lexical query; never raises.';
+
+-- What every leg accepts: each is a function of its own, callable with any
+-- arguments. Generous for real use (the pipeline asks for 40 symbols and 30 files
+-- with at most 64 terms, identifiers.MAX_QUERY_TERMS), small enough that no call
+-- makes a leg read without bound. Raises 22004/22023 with the limit; else true.
+create or replace function codesift.leg_bounds(
+    k integer, terms text[], kinds text[], repository_ids bigint[]
+)
+returns boolean
+language plpgsql
+immutable parallel safe
+security invoker
+set search_path = codesift, public
+as $fn$
+declare
+    max_k constant integer := 1000;  -- rows a leg returns (hybrid_search's k at most)
+    max_terms constant integer := 256;  -- query terms
+    max_kinds constant integer := 64;  -- symbol kinds in a filter
+    max_repositories constant integer := 10000;  -- repositories searched at once
+begin
+    if k is null then
+        raise exception 'k must not be null'
+        using errcode = '22004', hint = format('pass the number of rows wanted, 1 to %s', max_k);
+    end if;
+    if k < 0 or k > max_k then
+        raise exception 'k must be between 0 and % (got %)', max_k, k
+        using errcode = '22023';
+    end if;
+    if cardinality(terms) > max_terms then
+        raise exception 'at most % query terms (got %)', max_terms, cardinality(terms)
+        using errcode = '22023';
+    end if;
+    if cardinality(kinds) > max_kinds then
+        raise exception 'at most % symbol kinds (got %)', max_kinds, cardinality(kinds)
+        using errcode = '22023';
+    end if;
+    if cardinality(repository_ids) > max_repositories then
+        raise exception 'at most % repositories (got %)', max_repositories, cardinality(repository_ids)
+        using errcode = '22023';
+    end if;
+    return true;
+end;
+$fn$;
+
+comment on function codesift.leg_bounds(integer, text[], text[], bigint[]) is
+'True when a leg''s k and arrays are within its limits (k 0..1,000; 256 terms, 64 kinds, '
+'10,000 repositories); otherwise raises 22004 (null k) or 22023 naming the limit.';
+
+create or replace function codesift.tsrank_symbols(
+    tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
+    kinds text[], k integer
+)
+returns table (symbol_id bigint, score double precision)
+language sql
+stable
+security invoker
+set search_path = codesift, public
+set jit = off
+begin atomic
+    select
+        s.id,
+        ts_rank_cd(s.lexemes, q.query)::double precision as score
+    from codesift.code_symbols as s,
+        lateral (
+            select to_tsquery('simple', array_to_string(tsrank_symbols.terms, ' | ')) as query
+        ) as q
+    where
+        s.tenant_id = tsrank_symbols.tenant
+        and cardinality(tsrank_symbols.terms) > 0
+        and s.lexemes @@ q.query
+        and (tsrank_symbols.kinds is null or s.kind = any(tsrank_symbols.kinds))
+        and exists (
+            select 1 from codesift.live_files as v
+            where
+                v.tenant_id = s.tenant_id
+                and v.blob_sha = s.blob_sha
+                and v.repository_id = any(tsrank_symbols.repository_ids)
+                and (
+                    tsrank_symbols.path_prefix is null
+                    or starts_with(v.path, tsrank_symbols.path_prefix)
+                )
+                and (tsrank_symbols.lang is null or v.language = tsrank_symbols.lang)
+        )
+    order by score desc, s.id asc
+    -- the limit is evaluated once, before any row is read: the bounds are checked there
+    limit (
+        case
+            when codesift.leg_bounds(
+                tsrank_symbols.k, tsrank_symbols.terms, tsrank_symbols.kinds,
+                tsrank_symbols.repository_ids
+            ) then tsrank_symbols.k
+        end
+    );
+end;
+
+comment on function codesift.tsrank_symbols(
+    bigint, text[], bigint[], text, text, text[], integer
+) is
+'Lexical leg over symbols ranked by ts_rank_cd (OR query), kept to compare with BM25.';
+
+create or replace function codesift.tsrank_files(
+    tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
+    k integer
+)
+returns table (repository_id bigint, path text, score double precision)
+language sql
+stable
+security invoker
+set search_path = codesift, public
+set jit = off
+begin atomic
+    select
+        f.repository_id,
+        f.path,
+        ts_rank_cd(f.lexemes, q.query)::double precision as score
+    from codesift.files as f
+    inner join codesift.blobs as bl on f.tenant_id = bl.tenant_id and f.blob_sha = bl.sha,
+        lateral (
+            select to_tsquery('simple', array_to_string(tsrank_files.terms, ' | ')) as query
+        ) as q
+    where
+        f.tenant_id = tsrank_files.tenant
+        and f.live
+        and cardinality(tsrank_files.terms) > 0
+        and f.lexemes @@ q.query
+        and f.repository_id = any(tsrank_files.repository_ids)
+        and (tsrank_files.path_prefix is null or starts_with(f.path, tsrank_files.path_prefix))
+        and (tsrank_files.lang is null or bl.language = tsrank_files.lang)
+    order by score desc, f.path asc
+    -- the limit is evaluated once, before any row is read: the bounds are checked there
+    limit (
+        case
+            when codesift.leg_bounds(
+                tsrank_files.k, tsrank_files.terms, null, tsrank_files.repository_ids
+            ) then tsrank_files.k
+        end
+    );
+end;
+
+comment on function codesift.tsrank_files(bigint, text[], bigint[], text, text, integer) is
+'Lexical leg over files ranked by ts_rank_cd (OR query), kept to compare with BM25.';
+
+-- The BM25 legs, over symbols and over files: Okapi BM25 with idf and
 -- average document length from the tenant's statistics (kept by the extraction
 -- trigger), OR semantics over the query's terms. They take the same filters as
--- the other legs (003-search.sql) and, like them, run with JIT off.
+-- the other legs (above) and, like them, run with JIT off.
 --
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth,

@@ -1,7 +1,7 @@
 -- The product: hybrid_search (stage 1), pack_context (the whole pipeline),
 -- pack_context_text (one prompt block) and explain_context (every candidate
 -- with every stage's decision), and embed_query. Thin shims over
--- plpython/codesift_db/context.py.
+-- plpython/codesift_db/pipeline/ (rows.py; embed_query in query.py).
 
 create or replace function codesift.embed_query(query text)
 returns vector
@@ -10,7 +10,7 @@ volatile strict
 security invoker
 set search_path = codesift, public
 as $$
-from codesift_db.context import embed_query
+from codesift_db.pipeline.query import embed_query
 return embed_query(plpy, query)
 $$;
 
@@ -42,7 +42,8 @@ security invoker
 set search_path = codesift, public
 set jit = off
 as $$
-from codesift_db.context import Params, search_rows
+from codesift_db.pipeline.params import Params
+from codesift_db.pipeline.rows import search_rows
 return search_rows(plpy, Params(query, repo, 1, path_prefix, language, kinds, query_embedding,
     0, 1.0, 0.0, recency_lambda, lexical_weight, dense_weight, ranking), k)
 $$;
@@ -81,7 +82,8 @@ security invoker
 set search_path = codesift, public
 set jit = off
 as $$
-from codesift_db.context import Params, pack_rows
+from codesift_db.pipeline.params import Params
+from codesift_db.pipeline.rows import pack_rows
 return pack_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,
     query_embedding, graph_depth, hop_decay, jaccard_threshold, recency_lambda,
     lexical_weight, dense_weight, ranking))
@@ -155,7 +157,8 @@ security invoker
 set search_path = codesift, public
 set jit = off
 as $$
-from codesift_db.context import Params, explain_rows
+from codesift_db.pipeline.params import Params
+from codesift_db.pipeline.rows import explain_rows
 return explain_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,
     query_embedding, graph_depth, hop_decay, jaccard_threshold, recency_lambda,
     lexical_weight, dense_weight, ranking))

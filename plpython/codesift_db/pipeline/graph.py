@@ -1,0 +1,79 @@
+"""The graph stage: codesift.graph_walk (sql/idempotent/005-graph.sql) from the top hits'
+files over resolved import edges, both directions; a file reached scores its seed's score
+times hop_decay per hop times its path prior, and the best GRAPH_NODES new ones become
+candidates."""
+
+from .. import plans
+from .hydrate import file_tokens, hydrate
+from .params import Params
+from .recency import path_prior
+
+GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
+GRAPH_NODES = 24  # files the walk may add, best (seed score x hop decay) first
+# a file reached only through the graph (no search leg found it) is context, not an answer:
+# it ranks below the hits its hop decay would otherwise tie it with
+NEIGHBOUR_WEIGHT = 0.7
+GRAPH_WALK = (
+    "select repository_id, path, hop, factor, via from codesift.graph_walk($1, $2, $3, $4, $5, $6)",
+    ["bigint", "bigint[]", "text[]", "int", "float8", "int"],
+)
+
+
+def seeds(items: dict) -> tuple[list[str], dict[str, float]]:
+    """The paths of the GRAPH_SEEDS best candidates (distinct paths), each with its score."""
+    ranked = sorted(items.values(), key=lambda i: -i["score"])
+    paths: list[str] = []
+    seed_score: dict[str, float] = {}
+    for item in ranked:
+        if item["path"] not in seed_score:
+            seed_score[item["path"]] = item["score"]
+            paths.append(item["path"])
+        if len(paths) == GRAPH_SEEDS:
+            break
+    return paths, seed_score
+
+
+def neighbour(key: tuple, score: float, graph: dict) -> dict:
+    """A candidate only the walk found: no leg's rank, below the hits (NEIGHBOUR_WEIGHT)."""
+    return {
+        "key": key,
+        "lexical_rank": None,
+        "dense_rank": None,
+        "rrf": 0.0,
+        "lexical_score": None,
+        "dense_distance": None,
+        "recency": 1.0,
+        "score": score * NEIGHBOUR_WEIGHT,
+        **graph,
+    }
+
+
+def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> None:
+    if p.graph_depth == 0 or not items:
+        return
+    paths, seed_score = seeds(items)
+    rows = plans.run(
+        plpy, *GRAPH_WALK, [tenant, repo_ids, paths, p.graph_depth, p.hop_decay, p.fanout]
+    )
+    reached = []
+    for r in rows:
+        via = list(r["via"])
+        score = seed_score.get(via[0], 0.0) * r["factor"] * path_prior(r["path"])
+        reached.append((score, r["repository_id"], r["path"], r["hop"], via))
+    reached.sort(key=lambda x: (-x[0], x[3], x[2]))
+    new_keys: list[tuple] = []
+    for score, repository_id, path, hop, via in reached:
+        key = ("f", repository_id, path)
+        graph = {"graph_hop": hop, "graph_path": via}
+        if key in items:
+            items[key].update(graph)
+            items[key]["score"] = max(items[key]["score"], score)
+            continue
+        if len(new_keys) == GRAPH_NODES:
+            continue  # hub files reach hundreds: only the best become candidates
+        items[key] = neighbour(key, score, graph)
+        new_keys.append(key)
+    if new_keys:
+        subset = {k: items.pop(k) for k in new_keys}
+        hydrate(plpy, subset, tenant, repo_ids, file_tokens(p.token_budget))
+        items.update(subset)

@@ -1,0 +1,79 @@
+"""Hydration: the fused candidates get their path, lines, text and last change, read by
+sql/hydrate_symbols.sql and sql/hydrate_files.sql; candidates no longer live drop out."""
+
+from .. import plans
+
+FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
+SYMBOL_TYPES = ["bigint[]", "bigint[]", "int", "bigint"]
+FILE_TYPES = ["bigint[]", "text[]", "int", "bigint"]
+
+
+def file_tokens(budget: int) -> int:
+    """Largest text (in estimated tokens) packed whole under this budget: a larger file is
+    split into its symbols, and no symbol larger than this stands in for it."""
+    return int(budget * FILE_SHARE)
+
+
+def symbol_item(row: dict) -> dict:
+    """A candidate from a symbol row (hydrate_symbols.sql, stand_in_symbols.sql)."""
+    return {
+        "key": ("s", row["id"]),
+        "repository_id": row["repository_id"],
+        "path": row["path"],
+        "start_line": row["start_line"],
+        "end_line": row["end_line"],
+        "symbol": row["qualified_name"],
+        "kind": row["kind"],
+        "blob_sha": row["blob_sha"],
+        "text": row["body"],
+        "last_changed": row.get("last_changed"),
+        "stand_in": row.get("stand_in", False),
+    }
+
+
+def file_item(row: dict) -> dict:
+    """The fields of a candidate from a file row (hydrate_files.sql): text None when the
+    file is too big to pack whole."""
+    text = row["content"].rstrip("\n") if row["content"] is not None else None
+    return {
+        "repository_id": row["repository_id"],
+        "path": row["path"],
+        "start_line": 1,
+        "end_line": row["lines"],
+        "symbol": None,
+        "kind": "file",
+        "blob_sha": row["blob_sha"],
+        "text": text,
+        "last_changed": row["last_changed"],
+    }
+
+
+def hydrate(plpy, items: dict, tenant: int, repo_ids: list, max_file_tokens: int) -> None:
+    """Fill path, lines, text and last_changed; drop candidates that are no longer live.
+    Files over max_file_tokens get text None: they are too big to pack whole."""
+    symbol_ids = [k[1] for k in items if k[0] == "s"]
+    found: set[tuple] = set()
+    if symbol_ids:
+        rows = plans.run(
+            plpy,
+            plans.load("hydrate_symbols"),
+            SYMBOL_TYPES,
+            [symbol_ids, repo_ids, max_file_tokens, tenant],
+        )
+        for row in rows:
+            items[("s", row["id"])].update(symbol_item(row))
+            found.add(("s", row["id"]))
+    files = [k for k in items if k[0] == "f"]
+    if files:
+        rows = plans.run(
+            plpy,
+            plans.load("hydrate_files"),
+            FILE_TYPES,
+            [[k[1] for k in files], [k[2] for k in files], max_file_tokens, tenant],
+        )
+        for row in rows:
+            key = ("f", row["repository_id"], row["path"])
+            items[key].update(file_item(row))
+            found.add(key)
+    for key in [k for k in items if k not in found]:
+        del items[key]

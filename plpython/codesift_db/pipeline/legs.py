@@ -1,0 +1,100 @@
+"""The four legs, each over symbols and over files, every filter applied before its top k:
+BM25 (codesift.bm25_*, sql/idempotent/003-lexical.sql) or ts_rank_cd (codesift.tsrank_*,
+the same file) over the query terms, and HNSW (codesift.dense_*, 004-dense.sql -> dense.py)
+over the query vector. Each leg is a SQL function of its own: these are calls to it."""
+
+from .. import plans
+from .params import Params
+
+SYMBOL_DEPTH = 40  # rows taken from each symbol leg
+FILE_DEPTH = 30  # rows taken from each file leg
+
+BM25_SYMBOLS = (
+    "select symbol_id, score from codesift.bm25_symbols($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    ["bigint", "text[]", "bigint[]", "text", "text", "text[]", "int", "float8", "float8"],
+)
+BM25_FILES = (
+    "select repository_id, path, score from codesift.bm25_files($1, $2, $3, $4, $5, $6, $7, $8)",
+    ["bigint", "text[]", "bigint[]", "text", "text", "int", "float8", "float8"],
+)
+TSRANK_SYMBOLS = (
+    "select symbol_id, score from codesift.tsrank_symbols($1, $2, $3, $4, $5, $6, $7)",
+    ["bigint", "text[]", "bigint[]", "text", "text", "text[]", "int"],
+)
+TSRANK_FILES = (
+    "select repository_id, path, score from codesift.tsrank_files($1, $2, $3, $4, $5, $6)",
+    ["bigint", "text[]", "bigint[]", "text", "text", "int"],
+)
+DENSE_SYMBOLS = (
+    "select symbol_id, distance from codesift.dense_symbols("
+    "$1, $2::vector, $3, $4, $5, $6, $7, $8)",
+    ["bigint", "text", "text", "bigint[]", "text", "text", "text[]", "int"],
+)
+DENSE_FILES = (
+    "select repository_id, path, distance from "
+    "codesift.dense_files($1, $2::vector, $3, $4, $5, $6, $7)",
+    ["bigint", "text", "text", "bigint[]", "text", "text", "int"],
+)
+
+
+def legs(
+    plpy, p: Params, tenant: int, repo_ids: list, terms: list, vector: str | None, model: str
+) -> dict:
+    """Each leg's rows, best first: lex_sym, lex_file (ranked by score), dense_sym,
+    dense_file (by distance). No terms: no lexical legs; no vector: no dense legs; a
+    symbol-kind filter asks for symbols only."""
+    lex_sym = lex_file = []
+    if terms:
+        if p.ranking == "bm25":
+            lex_sym = plans.run(
+                plpy,
+                *BM25_SYMBOLS,
+                [
+                    tenant,
+                    terms,
+                    repo_ids,
+                    p.path_prefix,
+                    p.language,
+                    p.kinds,
+                    SYMBOL_DEPTH,
+                    p.k1,
+                    p.b,
+                ],
+            )
+            lex_file = plans.run(
+                plpy,
+                *BM25_FILES,
+                [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH, p.k1, p.b],
+            )
+        else:
+            lex_sym = plans.run(
+                plpy,
+                *TSRANK_SYMBOLS,
+                [tenant, terms, repo_ids, p.path_prefix, p.language, p.kinds, SYMBOL_DEPTH],
+            )
+            lex_file = plans.run(
+                plpy,
+                *TSRANK_FILES,
+                [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
+            )
+    dense_sym = dense_file = []
+    if vector is not None:
+        dense_sym = plans.run(
+            plpy,
+            *DENSE_SYMBOLS,
+            [tenant, vector, model, repo_ids, p.path_prefix, p.language, p.kinds, SYMBOL_DEPTH],
+        )
+        if not p.kinds:
+            dense_file = plans.run(
+                plpy,
+                *DENSE_FILES,
+                [tenant, vector, model, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
+            )
+    if p.kinds:
+        lex_file = []  # a symbol-kind filter asks for symbols only
+    return {
+        "lex_sym": lex_sym,
+        "lex_file": lex_file,
+        "dense_sym": dense_sym,
+        "dense_file": dense_file,
+    }

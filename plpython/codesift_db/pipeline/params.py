@@ -1,0 +1,94 @@
+"""The caller's arguments and their validation: a bad one raises with an errcode and a
+message that says what to do."""
+
+import math
+from dataclasses import dataclass
+from typing import NoReturn
+
+MAX_BUDGET = 200_000
+# Bounds on what a caller may ask (each also checked by the SQL function that does the work):
+# a question is text a person or an agent wrote, a 300-word bug report is ~2,000 characters
+MAX_QUERY_CHARS = 200_000
+MAX_KINDS = 64  # symbol kinds in a filter (codesift.leg_bounds)
+MAX_SEARCH_K = 1000  # hybrid_search's k (codesift.leg_bounds' k at most)
+INVALID = "22023"  # invalid_parameter_value
+NULL_VALUE = "22004"  # null_value_not_allowed
+FLOAT_KNOBS = ("hop_decay", "jaccard_threshold", "recency_lambda", "lexical_weight", "dense_weight")
+
+
+@dataclass
+class Params:
+    query: str
+    repo: str | None
+    token_budget: int
+    path_prefix: str | None
+    language: str | None
+    kinds: list | None
+    query_embedding: str | None
+    graph_depth: int
+    hop_decay: float
+    jaccard_threshold: float
+    recency_lambda: float
+    lexical_weight: float
+    dense_weight: float
+    ranking: str
+    fanout: int = 8
+    k1: float = 1.2
+    b: float = 0.75
+
+
+def fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID) -> NoReturn:
+    """Raise (plpy.error) with an errcode and, when there is one, a hint."""
+    # plpy.error prints hint=None as a literal 'HINT:  None': pass it only when there is one
+    if hint is None:
+        plpy.error(message, sqlstate=sqlstate)
+    plpy.error(message, hint=hint, sqlstate=sqlstate)
+    raise AssertionError("plpy.error returned")  # it raises: for the type checker
+
+
+def validate(plpy, p: Params) -> None:
+    """Bad arguments raise with an errcode and a message that says what to do."""
+    if p.query is None or not str(p.query).strip():
+        fail(
+            plpy,
+            "query must be a non-empty question or identifier",
+            hint="pass the text to search for, e.g. 'where are redirects followed?'",
+        )
+    if len(p.query) > MAX_QUERY_CHARS:
+        fail(
+            plpy,
+            f"query is {len(p.query):,} characters; at most {MAX_QUERY_CHARS:,}",
+            hint="pass the question, or the part of a long report or log that matters",
+        )
+    for name in (
+        "token_budget",
+        "graph_depth",
+        "hop_decay",
+        "jaccard_threshold",
+        "recency_lambda",
+        "lexical_weight",
+        "dense_weight",
+        "ranking",
+    ):
+        if getattr(p, name) is None:
+            fail(plpy, f"{name} must not be null", hint="omit it to use its default")
+    for name in FLOAT_KNOBS:
+        # NaN passes every comparison below and Infinity some; both fail later as JSON
+        if not math.isfinite(getattr(p, name)):
+            fail(plpy, f"{name} must be a finite number (got {getattr(p, name)})")
+    if p.kinds is not None and len(p.kinds) > MAX_KINDS:
+        fail(plpy, f"kinds has {len(p.kinds)} entries; at most {MAX_KINDS}")
+    if not 1 <= p.token_budget <= MAX_BUDGET:
+        fail(plpy, f"token_budget must be between 1 and {MAX_BUDGET:,} (got {p.token_budget})")
+    if not 0 <= p.graph_depth <= 5:
+        fail(plpy, f"graph_depth must be between 0 and 5 (got {p.graph_depth})")
+    if not 0 < p.hop_decay <= 1:
+        fail(plpy, f"hop_decay must be in (0, 1] (got {p.hop_decay})")
+    if not 0 <= p.jaccard_threshold <= 1:
+        fail(plpy, f"jaccard_threshold must be in [0, 1] (got {p.jaccard_threshold})")
+    if p.recency_lambda < 0:
+        fail(plpy, "recency_lambda must be >= 0 (0 disables the recency decay)")
+    if p.lexical_weight < 0 or p.dense_weight < 0 or p.lexical_weight + p.dense_weight == 0:
+        fail(plpy, "lexical_weight and dense_weight must be >= 0 and not both 0")
+    if p.ranking not in ("bm25", "ts_rank_cd"):
+        fail(plpy, f"ranking must be 'bm25' or 'ts_rank_cd' (got '{p.ranking}')")

@@ -1,0 +1,69 @@
+"""Query shaping: the question's lexical terms, the tsquery of two of them that picks a
+large file's stand-in symbols, and the query vector (the caller's, checked, or embedded
+here with the database's active model)."""
+
+from .. import identifiers, plans
+from .params import Params, fail
+
+# the model reads the first 256 word pieces (minilm.MAX_TOKENS): a few hundred characters
+# of prose, or of code; tokenizing more only costs time
+EMBED_QUERY_CHARS = 20_000
+PAIR_TERMS = 12  # terms paired for the two-term test (66 pairs); a longer query keeps its first
+
+
+def terms(query: str) -> list[str]:
+    """Identifier-split OR terms of the question (what codesift.query_terms returns)."""
+    return list(identifiers.query_terms(query) or [])
+
+
+def two_terms_query(terms: list) -> str:
+    """A tsquery text matching a document that holds at least two of `terms`."""
+    words = ["'" + t.replace("'", "''").replace("\\", "\\\\") + "'" for t in terms[:PAIR_TERMS]]
+    pairs = [f"({a} & {b})" for i, a in enumerate(words) for b in words[i + 1 :]]
+    return " | ".join(pairs) or "'x' & !'x'"  # fewer than two terms: matches nothing
+
+
+def vector_literal(vector) -> str:
+    """A vector as a pgvector literal, 7 significant digits a component."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def settings(plpy) -> dict:
+    return {r["key"]: r["value"] for r in plans.run(plpy, plans.load("settings"))}
+
+
+def embed_query(plpy, text: str, db_settings: dict | None = None) -> str | None:
+    """The query's vector as a pgvector literal, or None (with a NOTICE) without a model."""
+    db_settings = db_settings if db_settings is not None else settings(plpy)
+    try:
+        from .. import minilm
+    except ImportError as exc:  # numpy or tokenizers missing on this server
+        plpy.notice(f"query embedding unavailable ({exc}): lexical + graph only")
+        return None
+    if db_settings.get("embedding_model") != minilm.MODEL_NAME or not minilm.model_available():
+        plpy.notice(
+            f"the embedding model {db_settings.get('embedding_model')} is not available in "
+            "this server's Python: lexical + graph only (or pass query_embedding)"
+        )
+        return None
+    # the model truncates to its first word pieces anyway: never tokenize megabytes
+    return vector_literal(minilm.get_model().encode([text[:EMBED_QUERY_CHARS]])[0])
+
+
+def query_vector(plpy, p: Params) -> tuple[str | None, str]:
+    """The vector the dense legs search with (None: no model) and the model it is from."""
+    db_settings = settings(plpy)
+    model, dim = db_settings.get("embedding_model", ""), int(db_settings.get("embedding_dim", 0))
+    if p.query_embedding is not None:
+        given = plans.run(
+            plpy, "select vector_dims($1::vector) as d", ["text"], [p.query_embedding]
+        )[0]["d"]
+        if given != dim:
+            fail(
+                plpy,
+                f"query_embedding has {given} dimensions; this database expects {dim}",
+                hint=f"embed the query with {model} ({dim} dimensions)",
+                sqlstate="22000",
+            )
+        return p.query_embedding, model
+    return embed_query(plpy, p.query, db_settings), model

@@ -1,0 +1,104 @@
+"""The row shapes: pack_context's packed items, explain_context's candidates and
+hybrid_search's stage-1 hits, each with `why` (sql/idempotent/006-context.sql calls these)."""
+
+import json
+
+from .params import MAX_SEARCH_K, NULL_VALUE, Params, fail
+from .run import hybrid, order, run
+
+
+def why(item: dict) -> dict:
+    """Why a candidate was chosen: each leg's rank and score, RRF, recency, prior, graph."""
+    return {
+        "lexical_rank": item.get("lexical_rank"),
+        "lexical_score": item.get("lexical_score"),
+        "dense_rank": item.get("dense_rank"),
+        "dense_distance": item.get("dense_distance"),
+        "rrf": item.get("rrf"),
+        "recency": item.get("recency"),
+        "age_days": item.get("age_days"),
+        "path_prior": item.get("prior"),
+        "graph_hop": item.get("graph_hop"),
+        "graph_path": item.get("graph_path"),
+        "stands_in_for_file": item.get("via_file"),
+    }
+
+
+def pack_rows(plpy, p: Params) -> list[dict]:
+    rows: list[dict] = []
+    for item in run(plpy, p):
+        if not item.get("packed"):
+            continue
+        rows.append(
+            {
+                "rank": len(rows) + 1,
+                "repository": item["repository"],
+                "path": item["path"],
+                "start_line": item["start_line"],
+                "end_line": item["end_line"],
+                "symbol": item["symbol"],
+                "kind": item["kind"],
+                "blob_sha": item["blob_sha"],
+                "indexed_commit": item["indexed_commit"],
+                "score": item["score"],
+                "tokens": item["tokens"],
+                "truncated": item["truncated"],
+                "text": item["packed_text"],
+                "why": json.dumps(why(item)),
+            }
+        )
+    return rows
+
+
+def explain_rows(plpy, p: Params) -> list[dict]:
+    return [
+        {
+            "candidate": item["candidate_rank"],
+            "repository": item["repository"],
+            "path": item["path"],
+            "start_line": item["start_line"],
+            "end_line": item["end_line"],
+            "symbol": item["symbol"],
+            "kind": item["kind"],
+            "lexical_rank": item.get("lexical_rank"),
+            "dense_rank": item.get("dense_rank"),
+            "rrf": item.get("rrf"),
+            "recency": item.get("recency"),
+            "graph_hop": item.get("graph_hop"),
+            "score": item["score"],
+            "decision": item.get("decision"),
+            "pruned_by": item.get("pruned_by"),
+            "packed": item.get("packed", False),
+            "tokens": item.get("tokens", 0),
+            "why": json.dumps(why(item)),
+        }
+        for item in run(plpy, p)
+    ]
+
+
+def search_rows(plpy, p: Params, k: int) -> list[dict]:
+    """Stage 1 alone (hybrid_search): fused, recency-decayed candidates, best first."""
+    if k is None:
+        fail(plpy, "k must not be null", hint="omit it for 20 rows", sqlstate=NULL_VALUE)
+    if not 1 <= k <= MAX_SEARCH_K:
+        fail(plpy, f"k must be between 1 and {MAX_SEARCH_K:,} (got {k})")
+    items, _, repos = hybrid(plpy, p)
+    by_id = {r["id"]: r for r in repos}
+    ordered = sorted(items.values(), key=order)
+    ordered = [i for i in ordered if i["score"] > 0][:k]
+    return [
+        {
+            "rank": n,
+            "repository": by_id[i["repository_id"]]["name"],
+            "path": i["path"],
+            "start_line": i["start_line"],
+            "end_line": i["end_line"],
+            "symbol": i["symbol"],
+            "kind": i["kind"],
+            "blob_sha": i["blob_sha"],
+            "indexed_commit": by_id[i["repository_id"]]["indexed_commit"],
+            "score": i["score"],
+            "why": json.dumps(why(i)),
+        }
+        for n, i in enumerate(ordered, 1)
+    ]

@@ -1,0 +1,64 @@
+"""The stages in order: hybrid (stage 1: validated, scoped, fused, hydrated, recency-decayed
+candidates; all hybrid_search runs) and run (then the graph, the stand-ins, pruning and
+packing; what pack_context and explain_context run)."""
+
+from .. import diversity, packing
+from .fusion import fuse
+from .graph import expand_graph
+from .hydrate import file_tokens, hydrate
+from .legs import legs
+from .params import Params, validate
+from .query import query_vector, terms
+from .recency import apply_recency
+from .scope import resolve_scope
+from .standins import EXPANDED, TOO_BIG, split_big_files
+
+
+def order(item: dict) -> tuple:
+    """Best score first, then by path and line: the order of every row shape."""
+    return (-item["score"], item["path"], item["start_line"])
+
+
+def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
+    """Stage 1: validated, scoped, fused, hydrated, recency-decayed candidates."""
+    validate(plpy, p)
+    tenant, repos = resolve_scope(plpy, p.repo)
+    repo_ids = [r["id"] for r in repos]
+    query_terms = terms(p.query)
+    vector, model = query_vector(plpy, p)
+    if not query_terms and vector is None:
+        plpy.notice("the query has no searchable terms and no embedding: nothing to return")
+        return {}, query_terms, repos
+    found = legs(plpy, p, tenant, repo_ids, query_terms, vector, model)
+    items = fuse(found, p.lexical_weight, p.dense_weight)
+    hydrate(plpy, items, tenant, repo_ids, file_tokens(p.token_budget))
+    apply_recency(plpy, items, tenant, repo_ids, p.recency_lambda)
+    return items, query_terms, repos
+
+
+def run(plpy, p: Params) -> list[dict]:
+    """Every candidate in score order with each stage's decision (explain_context's rows)."""
+    items, query_terms, repos = hybrid(plpy, p)
+    if not items:
+        return []
+    tenant = repos[0]["tenant_id"]  # resolve_scope: one tenant's repositories
+    repo_ids = [r["id"] for r in repos]
+    by_id = {r["id"]: r for r in repos}
+    expand_graph(plpy, items, p, tenant, repo_ids)
+    split_big_files(plpy, items, tenant, p.token_budget, query_terms)
+    ordered = sorted(items.values(), key=order)
+    for item in ordered:
+        repo = by_id[item["repository_id"]]
+        item["id"] = ":".join(str(x) for x in item["key"])
+        item["repository"] = repo["name"]
+        item["indexed_commit"] = repo["indexed_commit"]
+    candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
+    expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
+    pruned = diversity.prune(candidates, p.jaccard_threshold)
+    packed = packing.pack(pruned, p.token_budget)
+    for item in expanded:
+        item.update({"packed": False, "tokens": 0, "truncated": False, "packed_text": None})
+    result = sorted(packed + expanded, key=order)
+    for rank, item in enumerate(result, 1):
+        item["candidate_rank"] = rank
+    return result

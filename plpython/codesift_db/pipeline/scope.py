@@ -1,0 +1,60 @@
+"""Scope: the tenant the session acts as and the repositories a query searches, with a
+notice for each repository that is not indexed yet or whose head has moved on."""
+
+from .. import plans
+from .params import fail
+
+REPO_TYPES = ["bigint", "text"]
+
+
+def current_tenant(plpy) -> int | None:
+    """The tenant the session acts as (codesift.current_tenant_id: a per-tenant role's own,
+    else app.current_tenant_id, checked there)."""
+    return plans.run(plpy, "select codesift.current_tenant_id() as t")[0]["t"]
+
+
+def _repositories(plpy, tenant: int | None, repo: str | None) -> list[dict]:
+    return list(plans.run(plpy, plans.load("repositories"), REPO_TYPES, [tenant, repo]))
+
+
+def resolve_scope(plpy, repo: str | None) -> tuple[int, list[dict]]:
+    tenant = current_tenant(plpy)
+    repos = _repositories(plpy, tenant, repo)
+    if tenant is None:
+        # an owner/superuser session without a tenant: a repository name that is
+        # unique across tenants identifies one; the application role sees nothing
+        tenants = {r["tenant_id"] for r in repos}
+        if repo is None or not repos:
+            fail(
+                plpy,
+                "no tenant is set for this session",
+                hint="set app.current_tenant_id to your tenant's id first "
+                "(select set_config('app.current_tenant_id', '42', false))",
+                sqlstate="42501",
+            )
+        if len(tenants) > 1:
+            fail(
+                plpy,
+                f"repository '{repo}' exists in several tenants",
+                hint="set app.current_tenant_id to choose one",
+                sqlstate="42501",
+            )
+        tenant = tenants.pop()
+    if not repos:
+        names = [r["name"] for r in _repositories(plpy, tenant, None)]
+        hint = (
+            ("indexed repositories: " + ", ".join(names[:20]))
+            if names
+            else ("no repository is indexed yet for this tenant: run codesift index PATH")
+        )
+        fail(plpy, f"unknown repository '{repo}'", hint=hint, sqlstate="42704")
+    for r in repos:
+        if r["indexed_commit"] is None:
+            plpy.notice(f"repository '{r['name']}' has no indexed commit yet")
+        elif r["head_commit"] and r["head_commit"] != r["indexed_commit"]:
+            plpy.notice(
+                f"repository '{r['name']}' is indexed at {r['indexed_commit'][:12]} but its "
+                f"head has moved to {r['head_commit'][:12]}: results may be stale "
+                "(re-run codesift index)"
+            )
+    return tenant, repos

@@ -1,0 +1,94 @@
+"""Stand-ins: a whole file too big for FILE_SHARE of the budget is not packed whole; the
+best-scored SPLIT_FILES of them are replaced by their best symbols (already candidates
+first, then others by query-term overlap, sql/stand_in_symbols.sql), the rest are
+'not_packed:too_big'."""
+
+from .. import plans
+from .hydrate import file_tokens, symbol_item
+from .query import two_terms_query
+
+SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
+# oversized files split into stand-ins, best first: a 4,000-token pack holds a dozen or two
+# items, and each split reads every symbol of the file
+SPLIT_FILES = 12
+EXPANDED = "expanded:symbols"  # an oversized file replaced by its best symbols
+TOO_BIG = "not_packed:too_big"  # an oversized file ranked below the SPLIT_FILES split ones
+STAND_IN_TYPES = ["bigint[]", "text[]", "text[]", "int", "bigint[]", "tsquery", "int", "bigint"]
+
+
+def split_big_files(plpy, items: dict, tenant: int, budget: int, terms: list) -> list[dict]:
+    """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
+    SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, by
+    score, then other symbols by query-term overlap) taking the file's score; the others
+    are 'not_packed:too_big'."""
+    extra: list[dict] = []
+    # hydrate left the text of files too big to pack whole out
+    big = sorted(
+        (item for item in items.values() if item["kind"] == "file" and item["text"] is None),
+        key=lambda i: -i["score"],
+    )
+    for item in big[SPLIT_FILES:]:
+        item["decision"] = TOO_BIG
+    big = big[:SPLIT_FILES]
+    if not big:
+        return extra
+    limit = file_tokens(budget)  # a stand-in must not eat the budget the file could not
+    # candidates that may stand in for a file (hydrate judged them): its symbols, same blob
+    candidates: dict = {}
+    for item in items.values():
+        if item.get("stand_in"):
+            candidates.setdefault(item["blob_sha"], []).append(item)
+    for found in candidates.values():
+        found.sort(key=lambda i: (-i["score"], i["start_line"]))
+    short = [i for i in big if len(candidates.get(i["blob_sha"], ())) < SYMBOLS_PER_FILE]
+    others: dict = {}
+    if short:
+        for row in plans.run(
+            plpy,
+            plans.load("stand_in_symbols"),
+            STAND_IN_TYPES,
+            [
+                [i["repository_id"] for i in short],
+                [i["path"] for i in short],
+                terms,
+                limit,
+                [k[1] for k in items if k[0] == "s"],
+                two_terms_query(terms),
+                SYMBOLS_PER_FILE,
+                tenant,
+            ],
+        ):
+            others.setdefault((row["repository_id"], row["path"]), []).append(row)
+    for item in big:
+        item["decision"] = EXPANDED
+        chosen = candidates.get(item["blob_sha"], [])[:SYMBOLS_PER_FILE]
+        rows = others.get((item["repository_id"], item["path"]), [])
+        for i, stand_in in enumerate(chosen + rows[: SYMBOLS_PER_FILE - len(chosen)]):
+            score = item["score"] * (1 - 0.01 * (i + 1))
+            if i < len(chosen):  # a candidate already: it only gains the file's score
+                stand_in["score"] = max(stand_in["score"], score)
+                stand_in["via_file"] = item["path"]
+                continue
+            new = symbol_item(
+                {
+                    **stand_in,
+                    "repository_id": item["repository_id"],
+                    "path": item["path"],
+                    "last_changed": item.get("last_changed"),
+                }
+            )
+            new.update(
+                {
+                    "lexical_rank": None,
+                    "dense_rank": None,
+                    "rrf": 0.0,
+                    "recency": item.get("recency", 1.0),
+                    "score": score,
+                    "via_file": item["path"],
+                    "graph_hop": item.get("graph_hop"),
+                }
+            )
+            extra.append(new)
+    for new in extra:
+        items.setdefault(new["key"], new)
+    return extra

@@ -1,0 +1,61 @@
+-- The dense legs, over symbols and over files: cosine distance on the HNSW
+-- indexes (statements in plpython/codesift_db/dense.py), with the filters and
+-- bounds every leg takes (live_files, leg_bounds: 003-lexical.sql) and, like
+-- every leg, JIT off.
+
+create or replace function codesift.dense_symbols(
+    tenant bigint, embedding vector, model text, repository_ids bigint[], path_prefix text,
+    lang text, kinds text[], k integer
+)
+returns table (symbol_id bigint, distance double precision)
+language plpython3u
+stable
+security invoker
+set search_path = codesift, public
+set jit = off
+set "hnsw.iterative_scan" = 'relaxed_order'
+set "hnsw.ef_search" = 100
+set plan_cache_mode = force_custom_plan
+as $$
+# one cached statement per filter combination: see plpython/codesift_db/dense.py
+from codesift_db import dense, plans
+try:
+    plans.run(plpy, "select codesift.leg_bounds($1, null, $2, $3)",
+              ["int", "text[]", "bigint[]"], [k, kinds, repository_ids])
+except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
+    plpy.error(e.args[0], sqlstate=e.sqlstate)
+return dense.symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, lang,
+                     kinds, k)
+$$;
+
+comment on function codesift.dense_symbols(
+    bigint, vector, text, bigint[], text, text, text[], integer
+) is
+'Dense leg over symbols: cosine distance on the HNSW index, with iterative scans so that '
+'filters still yield k rows.';
+
+create or replace function codesift.dense_files(
+    tenant bigint, embedding vector, model text, repository_ids bigint[], path_prefix text,
+    lang text, k integer
+)
+returns table (repository_id bigint, path text, distance double precision)
+language plpython3u
+stable
+security invoker
+set search_path = codesift, public
+set jit = off
+set "hnsw.iterative_scan" = 'relaxed_order'
+set "hnsw.ef_search" = 100
+set plan_cache_mode = force_custom_plan
+as $$
+from codesift_db import dense, plans
+try:
+    plans.run(plpy, "select codesift.leg_bounds($1, null, null, $2)", ["int", "bigint[]"],
+              [k, repository_ids])
+except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
+    plpy.error(e.args[0], sqlstate=e.sqlstate)
+return dense.files(plpy, tenant, embedding, model, repository_ids, path_prefix, lang, k)
+$$;
+
+comment on function codesift.dense_files(bigint, vector, text, bigint[], text, text, integer) is
+'Dense leg over files: cosine distance on the blobs'' HNSW index, live files passing filters.';

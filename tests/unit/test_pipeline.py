@@ -1,0 +1,152 @@
+"""The pipeline's pure functions (plpython/codesift_db/pipeline/): fusion, priors, age and
+recency, query shaping, graph seeds, and the statements' texts (plans.load, dense.py)."""
+
+import math
+import re
+
+import pytest
+from codesift_db import dense, plans
+from codesift_db.pipeline import fusion, graph, hydrate, query, recency
+
+
+def test_rrf_sums_weighted_reciprocal_ranks():
+    weights = {"lexical": 1.0, "dense": 0.5}
+    assert fusion.rrf({"lexical": 1, "dense": 1}, weights) == pytest.approx(1 / 61 + 0.5 / 61)
+    assert fusion.rrf({"lexical": 3, "dense": None}, weights) == pytest.approx(1 / 63)
+    assert fusion.rrf({"lexical": None, "dense": None}, weights) == 0.0
+    assert fusion.rrf({"lexical": 1}, weights, k=0) == 1.0
+
+
+def test_fuse_keys_symbols_and_files_with_each_legs_rank():
+    legs = {
+        "lex_sym": [{"symbol_id": 7, "score": 9.0}, {"symbol_id": 8, "score": 4.0}],
+        "dense_sym": [{"symbol_id": 8, "distance": 0.1}],
+        "lex_file": [{"repository_id": 1, "path": "a.py", "score": 3.0}],
+        "dense_file": [{"repository_id": 1, "path": "b.py", "distance": 0.2}],
+    }
+    items = fusion.fuse(legs, lexical_weight=1.0, dense_weight=2.0)
+    assert set(items) == {("s", 7), ("s", 8), ("f", 1, "a.py"), ("f", 1, "b.py")}
+    both = items[("s", 8)]
+    assert (both["lexical_rank"], both["dense_rank"]) == (2, 1)
+    assert (both["lexical_score"], both["dense_distance"]) == (4.0, 0.1)
+    assert both["rrf"] == pytest.approx(1 / 62 + 2 / 61)
+    only_dense = items[("f", 1, "b.py")]
+    assert only_dense["lexical_rank"] is None and only_dense["lexical_score"] is None
+    assert only_dense["rrf"] == pytest.approx(2 / 61)
+    # found by both legs beats found by one at the same rank
+    assert items[("s", 8)]["rrf"] > items[("s", 7)]["rrf"]
+
+
+def test_fuse_of_no_legs_is_empty():
+    assert (
+        fusion.fuse({"lex_sym": [], "dense_sym": [], "lex_file": [], "dense_file": []}, 1, 1) == {}
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "prior"),
+    [
+        ("lib/router/index.js", 1.0),
+        ("tests/test_router.py", recency.TEST_PRIOR),
+        ("test/app.router.js", recency.TEST_PRIOR),
+        ("src/router_test.go", recency.TEST_PRIOR),
+        ("src/Router.spec.ts", recency.TEST_PRIOR),
+        ("src/RouterTests.cs", recency.TEST_PRIOR),
+        ("spec/router_spec.rb", recency.TEST_PRIOR),
+        ("CHANGELOG.md", recency.CHANGELOG_PRIOR),
+        ("docs/History.md", recency.CHANGELOG_PRIOR),
+        ("tests/changes.txt", recency.CHANGELOG_PRIOR),  # a changelog first
+        ("lib/contest.py", 1.0),
+        ("lib/latest/feed.py", 1.0),
+        ("lib/news_feed.py", recency.CHANGELOG_PRIOR),  # by its name alone
+    ],
+)
+def test_path_prior(path, prior):
+    assert recency.path_prior(path) == prior
+
+
+def test_age_days_and_recency():
+    day = 86400.0
+    assert recency.age_days(None, 10 * day) == 0.0
+    assert recency.age_days(10 * day, None) == 0.0
+    assert recency.age_days(4 * day, 10 * day) == pytest.approx(6.0)
+    assert recency.age_days(11 * day, 10 * day) == 0.0  # never negative
+    assert recency.recency(100.0, 0.0) == 1.0
+    assert recency.recency(100.0, 0.01) == pytest.approx(math.exp(-1.0))
+    assert recency.recency(0.0, 0.5) == 1.0
+
+
+def test_terms_are_the_identifier_split_query_terms():
+    assert query.terms("Where are redirects followed?") == ["redirects", "followed", "redirect"]
+    assert query.terms("the a is of") == []
+
+
+def test_two_terms_query_pairs_every_two_terms():
+    assert query.two_terms_query(["a", "b", "c"]) == "('a' & 'b') | ('a' & 'c') | ('b' & 'c')"
+    assert query.two_terms_query(["x"]) == "'x' & !'x'"  # fewer than two: matches nothing
+    assert query.two_terms_query([]) == "'x' & !'x'"
+    assert query.two_terms_query(["it's", "a\\b"]) == "('it''s' & 'a\\\\b')"
+    many = [f"t{i}" for i in range(30)]
+    n = query.PAIR_TERMS
+    assert query.two_terms_query(many).count("&") == n * (n - 1) // 2
+    assert "'t12'" not in query.two_terms_query(many)
+
+
+def test_vector_literal():
+    assert query.vector_literal([0.5, -1.0, 1 / 3]) == "[0.5,-1,0.3333333]"
+
+
+def test_graph_seeds_are_the_best_distinct_paths():
+    items = {
+        1: {"path": "a.py", "score": 0.9},
+        2: {"path": "a.py", "score": 0.8},
+        3: {"path": "b.py", "score": 0.7},
+        4: {"path": "c.py", "score": 0.6},
+        5: {"path": "d.py", "score": 0.5},
+    }
+    paths, scores = graph.seeds(items)
+    assert paths == ["a.py", "b.py", "c.py"][: graph.GRAPH_SEEDS]
+    assert scores["a.py"] == 0.9
+
+
+def test_file_tokens_is_a_share_of_the_budget():
+    assert hydrate.file_tokens(4000) == 1000
+    assert hydrate.file_tokens(1) == 0
+
+
+def _stand_in_rule(name: str, param: str) -> str:
+    text = re.sub(r"\s+", " ", plans.load(name))
+    match = re.search(r"\(s\.token_count <= \$(\d) and not \((.*?)\)\)", text)
+    assert match, name
+    assert match.group(1) == param
+    return match.group(2)
+
+
+def test_the_stand_in_rule_is_the_same_in_hydration_and_in_the_stand_in_statement():
+    assert _stand_in_rule("hydrate_symbols", "3") == _stand_in_rule("stand_in_symbols", "4")
+
+
+def _code(statement: str) -> str:
+    return "\n".join(line.split("--")[0].rstrip() for line in statement.splitlines()) + "\n"
+
+
+def test_dense_statements_keep_only_the_filters_in_use():
+    plain = _code(dense.symbols_query(40))
+    assert "limit 40\n" in plain and "{" not in plain
+    assert "$5" not in plain and "$6" not in plain and "$7" not in plain
+    assert "-- only with" not in dense.symbols_query(40)
+    filtered = _code(
+        dense.symbols_query(7, path_prefix="src/", language="python", kinds=["function"])
+    )
+    for param in ("starts_with(v.path, $5)", "v.language = $6", "s.kind = any($7)"):
+        assert param in filtered
+    assert "limit 7\n" in filtered
+    files = _code(dense.files_query(30, path_prefix="src/"))
+    assert files.count("starts_with(v.path, $5)") == 2 and "$6" not in files
+    assert "$5" not in _code(dense.files_query(30, language="go"))
+
+
+@pytest.mark.parametrize("k", [0, -1, True, 2.5, "3", None])
+def test_dense_k_must_be_a_positive_integer(k):
+    with pytest.raises(ValueError):
+        dense.symbols_query(k)
