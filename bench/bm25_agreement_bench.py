@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg
-from codesift.db import current_dsn, database_dsn
+import benchdb
+from codesift.db import current_dsn
 
 SDISTS = ["django==5.1.4", "sympy==1.13.3"]
 QUESTIONS = [
@@ -105,12 +105,8 @@ def log(msg: str) -> None:
 def build(dsn: str, db: str, repo: str, tenant: str) -> None:
     """Fresh database with Django and SymPy indexed (no embeddings)."""
     from codesift.indexer import index_repository
-    from codesift.migrate import migrate
 
-    admin = database_dsn("postgres", dsn)
-    with psycopg.connect(admin, autocommit=True) as c:
-        c.execute(f'drop database if exists "{db}" with (force)')
-        c.execute(f'create database "{db}"')
+    benchdb.create(db, server_dsn=dsn)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         log(f"downloading {', '.join(SDISTS)} from PyPI")
@@ -128,22 +124,21 @@ def build(dsn: str, db: str, repo: str, tenant: str) -> None:
         env |= {"PATH": "/usr/bin:/bin", "HOME": tmp}
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "corpus"]):
             subprocess.run(["git", *args], cwd=tree, env=env, check=True)
-        with psycopg.connect(database_dsn(db, dsn)) as conn:
-            migrate(conn)
+        benchdb.migrate(db, dsn)
+        with benchdb.connect(db, dsn) as conn:
             log("indexing (no embeddings); a few minutes")
             t0 = time.perf_counter()
             s = index_repository(conn, tree, name=repo, tenant=tenant, embed=False)
             took = time.perf_counter() - t0
             log(f"indexed {s.files} files, {s.new_symbols} symbols in {took:.0f} s")
-        with psycopg.connect(database_dsn(db, dsn), autocommit=True) as conn:
+        with benchdb.connect(db, dsn, autocommit=True) as conn:
             conn.execute("vacuum analyze")
 
 
 def corpus_indexed(dsn: str, db: str, tenant: str, repo: str) -> bool:
-    with psycopg.connect(database_dsn("postgres", dsn)) as c:
-        if not c.execute("select 1 from pg_database where datname = %s", (db,)).fetchone():
-            return False
-    with psycopg.connect(database_dsn(db, dsn)) as c:
+    if not benchdb.exists(db, dsn):
+        return False
+    with benchdb.connect(db, dsn) as c:
         if c.execute("select to_regclass('codesift.repositories')").fetchone()[0] is None:
             return False
         return bool(
@@ -201,22 +196,19 @@ def main() -> None:
     ap.add_argument("--depths", default="250,500,1000,2000", help="codesift.bm25_depth values")
     ap.add_argument("--questions", type=Path, help="one question per line (default: built-in)")
     args = ap.parse_args()
-    if not args.db.startswith("codesift_bench"):
-        sys.exit(f"refusing to touch {args.db!r}: bench databases are named codesift_bench*")
+    benchdb.check_name(args.db)
     dsn = current_dsn()
     if args.rebuild or not corpus_indexed(dsn, args.db, args.tenant, args.repo):
         build(dsn, args.db, args.repo, args.tenant)
     else:
-        from codesift.migrate import migrate
-
-        with psycopg.connect(database_dsn(args.db, dsn)) as conn:
-            migrate(conn)  # measure the engine of this checkout, not the one that built it
+        # measure the engine of this checkout, not the one that built it
+        benchdb.migrate(args.db, dsn)
     questions = (
         [q.strip() for q in args.questions.read_text().splitlines() if q.strip()]
         if args.questions
         else QUESTIONS
     )
-    with psycopg.connect(database_dsn(args.db, dsn), autocommit=True) as conn:
+    with benchdb.connect(args.db, dsn, autocommit=True) as conn:
         row = conn.execute(
             "select r.tenant_id, r.id, (select count(*) from codesift.code_symbols"
             " where tenant_id = r.tenant_id) from codesift.repositories r join codesift.tenants t"

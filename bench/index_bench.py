@@ -27,10 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from codesift.db import database_dsn
-
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = ROOT / ".venv" / "bin"
 DEFAULT_MIRROR = "https://github.com/expressjs/express.git"  # or a local mirror: --mirror PATH
 
 
@@ -97,20 +94,6 @@ def worker(args: argparse.Namespace) -> None:
 
 
 # --- driver ---------------------------------------------------------------------------------
-
-
-def recreate_database(admin_dsn: str, dbname: str, drop_only: bool = False) -> None:
-    import psycopg
-    from psycopg import sql
-
-    if not dbname.startswith("codesift_bench"):
-        sys.exit(f"refusing to (re)create {dbname!r}: bench databases are named codesift_bench*")
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(dbname))
-        )
-        if not drop_only:
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier(dbname)))
 
 
 def ensure_repo(repo: Path, mirror: str) -> None:
@@ -234,22 +217,15 @@ def main() -> None:
         worker(args)
         return
 
+    import benchdb
     import psycopg
 
     ensure_repo(args.repo, args.mirror)
-    dsn = database_dsn(args.db)
-    admin = database_dsn("postgres")
-    recreate_database(admin, args.db)
+    dsn = benchdb.dsn(args.db)
+    benchdb.create(args.db)
     try:
-        env = {**os.environ, "CODESIFT_DSN": dsn}
-        t0 = time.perf_counter()
-        subprocess.run(
-            [str(VENV_BIN / "codesift"), "migrate"], env=env, check=True, capture_output=True
-        )
-        print(
-            f"created {args.db} and migrated it in {time.perf_counter() - t0:.1f} s",
-            file=sys.stderr,
-        )
+        took = benchdb.migrate(args.db)
+        print(f"created {args.db} and migrated it in {took:.1f} s", file=sys.stderr)
         first = run_worker(args, dsn)
         print(f"first run: {first['wall']:.1f} s", file=sys.stderr)
         again = run_worker(args, dsn)
@@ -258,7 +234,7 @@ def main() -> None:
         report(args.repo, first, again, size)
     finally:
         if not args.keep:
-            recreate_database(admin, args.db, drop_only=True)
+            benchdb.drop(args.db)
 
 
 if __name__ == "__main__":

@@ -49,9 +49,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import benchdb
 import psycopg
-from codesift.db import database_dsn
-from codesift_db.context import FILE_DEPTH, SYMBOL_DEPTH
+from codesift_db.pipeline.legs import FILE_DEPTH, SYMBOL_DEPTH
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,57 +108,11 @@ def pct(values: list[float], q: float) -> float:
 # --- databases ------------------------------------------------------------------------------
 
 
-def check_name(dbname: str) -> None:
-    if not dbname.startswith("codesift_bench"):
-        sys.exit(f"refusing to touch {dbname!r}: bench databases are named codesift_bench*")
-
-
-def db_exists(dbname: str) -> bool:
-    with psycopg.connect(database_dsn("postgres"), autocommit=True) as c:
-        return bool(c.execute("select 1 from pg_database where datname = %s", (dbname,)).fetchone())
-
-
-def drop_db(dbname: str) -> None:
-    check_name(dbname)
-    with psycopg.connect(database_dsn("postgres"), autocommit=True) as c:
-        c.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(dbname)))
-
-
-def create_db(dbname: str, template: str | None = None) -> None:
-    check_name(dbname)
-    drop_db(dbname)
-    with psycopg.connect(database_dsn("postgres"), autocommit=True) as c:
-        q = sql.SQL("create database {}").format(sql.Identifier(dbname))
-        if template:
-            q += sql.SQL(" template {}").format(sql.Identifier(template))
-        for attempt in range(30):  # a template is busy while anyone is connected to it
-            try:
-                c.execute(q)
-                break
-            except psycopg.errors.ObjectInUse:
-                if attempt == 29:
-                    raise
-                time.sleep(2)
-
-
-def migrate(dbname: str) -> None:
-    env = {**os.environ, "CODESIFT_DSN": database_dsn(dbname)}
-    out = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "codesift"), "migrate"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if out.returncode != 0:
-        sys.exit(f"codesift migrate failed on {dbname}:\n{out.stderr}")
-
-
 def build_base(args) -> None:
     """Index the real repository with embeddings into <db>_base (kept between runs)."""
     base = f"{args.db}_base"
-    if db_exists(base) and not args.rebuild_base:
-        with psycopg.connect(database_dsn(base)) as c:
+    if benchdb.exists(base) and not args.rebuild_base:
+        with benchdb.connect(base) as c:
             ok = c.execute(
                 "select count(*) from codesift.repositories where name = %s and indexed_commit"
                 " is not null",
@@ -170,13 +124,13 @@ def build_base(args) -> None:
     if not (args.repo / ".git").exists():
         log(f"cloning {args.mirror} -> {args.repo}")
         subprocess.run(["git", "clone", "-q", args.mirror, str(args.repo)], check=True)
-    create_db(base)
-    migrate(base)
+    benchdb.create(base)
+    benchdb.migrate(base)
     log(f"indexing {args.repo} with embeddings into {base} (once)")
     from codesift.indexer import index_repository
 
     t0 = time.perf_counter()
-    with psycopg.connect(database_dsn(base)) as conn:
+    with benchdb.connect(base) as conn:
         s = index_repository(
             conn, args.repo, name=args.name, tenant=args.tenant, show_progress=False
         )
@@ -491,7 +445,7 @@ limit %(k)s
 
 
 def app_conn(dbname: str, tenant: int, superuser: bool = False) -> psycopg.Connection:
-    conn = psycopg.connect(database_dsn(dbname), autocommit=True)
+    conn = benchdb.connect(dbname, autocommit=True)
     if not superuser:
         conn.execute("set role codesift_app")
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
@@ -742,7 +696,7 @@ def bm25_agreement(conn, sc: Scale, legs: list[dict]) -> dict:
 
 def explain(dbname: str, sc: Scale, args, query: str, vector: str) -> list[tuple[float, str]]:
     notices: list[str] = []
-    conn = psycopg.connect(database_dsn(dbname), autocommit=True)
+    conn = benchdb.connect(dbname, autocommit=True)
     conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
     try:
         conn.execute("load 'auto_explain'")
@@ -809,7 +763,7 @@ grant execute on function {BENCH}.profile_pack(text, text, text) to codesift_app
 
 def profile(dbname: str, sc: Scale, args, query: str, vector: str) -> str:
     """cProfile of one warm pack_context call inside the backend (PL/Python's own view)."""
-    with psycopg.connect(database_dsn(dbname), autocommit=True) as conn:
+    with benchdb.connect(dbname, autocommit=True) as conn:
         conn.execute(PROFILE_FN)
     with app_conn(dbname, sc.tenant) as conn:
         text = conn.execute(
@@ -1055,18 +1009,18 @@ def main() -> None:
     # still print what was measured
     signal.signal(signal.SIGINT, interrupt)
     signal.signal(signal.SIGTERM, interrupt)
-    check_name(args.db)
+    benchdb.check_name(args.db)
     started = time.perf_counter()
 
     args.engine = engine_state()  # what the migrations below install
     build_base(args)
-    create_db(args.db, template=f"{args.db}_base")
-    migrate(args.db)
+    benchdb.create(args.db, template=f"{args.db}_base")
+    benchdb.migrate(args.db)
     results: dict = {}
     loads: dict = {}
     skipped: dict = {}
     try:
-        with psycopg.connect(database_dsn(args.db), autocommit=True) as conn:
+        with benchdb.connect(args.db, autocommit=True) as conn:
             sc = setup_helpers(conn, args)
             build_peer(conn, sc)
             data = json.loads(args.queries.read_text())
@@ -1122,7 +1076,7 @@ def main() -> None:
         print(f"\n  total bench time {(time.perf_counter() - started) / 60:.1f} min")
     finally:
         if not args.keep:
-            drop_db(args.db)
+            benchdb.drop(args.db)
 
 
 if __name__ == "__main__":
