@@ -222,7 +222,12 @@ def status(
         "embedding backlog",
     )
     for r in rows:
-        stale = {True: Text("yes", style="red"), False: "no", None: "?"}[r.stale]
+        stale_cells: dict[bool | None, Text | str] = {
+            True: Text("yes", style="red"),
+            False: "no",
+            None: "?",
+        }
+        stale = stale_cells[r.stale]
         commit = (r.indexed_commit or "-")[:12] + (" +wt" if r.worktree else "")
         at = r.indexed_at.strftime("%Y-%m-%d %H:%M") if r.indexed_at else "-"
         table.add_row(
@@ -295,10 +300,12 @@ def ask(
                     )
                 _stdout().print(table)
                 return
-            text = conn.execute(
+            row = conn.execute(
                 "select codesift.pack_context_text(%s, repo => %s, token_budget => %s)",
                 (question, repo, budget),
-            ).fetchone()[0]
+            ).fetchone()
+            assert row is not None  # a function call returns one row
+            text = row[0]
         except psycopg.Error as exc:
             hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
             raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
@@ -337,7 +344,7 @@ def tenant_create(
         granted = grant_login_role(conn, name, login_role)
     params = {**conninfo_to_dict(db.current_dsn()), "user": granted.role}
     params.pop("password", None)
-    dsn = make_conninfo(**params)
+    dsn = make_conninfo("", **params)
     err.print(
         plain(
             f"role '{granted.role}' {'created' if granted.created else 'granted'}: "
@@ -381,6 +388,7 @@ def forget(
             forget_tenant(conn, tenant)
             err.print(plain(f"removed {what}"))
         else:
+            assert repo is not None  # checked above: a repository or --whole-tenant
             blobs = forget_repository(conn, tenant, repo)
             err.print(plain(f"removed {what} and {blobs} blob(s) nothing else used"))
 

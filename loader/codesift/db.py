@@ -37,7 +37,7 @@ def redacted(dsn: str) -> str:
         return "<unparseable DSN>"
     if "password" in params:
         params["password"] = "***"
-    return make_conninfo(**params)
+    return make_conninfo("", **params)
 
 
 def connect(dsn: str | None = None, **kwargs) -> psycopg.Connection:
@@ -73,7 +73,9 @@ def acting_as_loader(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
     With a superuser DSN (the embedded database's default) every command but `migrate`
     switches to codesift_loader for its work, so a bug or a planted row can never reach
     across tenants: superuser is needed only to install the schema."""
-    switch = conn.execute("select current_setting('is_superuser') = 'on'").fetchone()[0]
+    row = conn.execute("select current_setting('is_superuser') = 'on'").fetchone()
+    assert row is not None  # a select without from returns one row
+    switch = row[0]
     if switch:
         try:
             conn.execute(f"set role {LOADER_ROLE}")

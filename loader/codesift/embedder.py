@@ -35,7 +35,7 @@ class EmbedStats:
 
 
 def active_model(conn: psycopg.Connection) -> tuple[str, int]:
-    rows = dict(
+    rows: dict[str, str] = dict(
         conn.execute(
             "select key, value from codesift.settings"
             " where key in ('embedding_model', 'embedding_dim')"
@@ -49,13 +49,14 @@ def pending(conn: psycopg.Connection, tenant_id: int, model: str) -> tuple[int, 
         "select count(*) from codesift.code_symbols"
         " where tenant_id = %s and embedding_model is distinct from %s",
         (tenant_id, model),
-    ).fetchone()[0]
+    ).fetchone()
     blobs = conn.execute(
         "select count(*) from codesift.blobs"
         " where tenant_id = %s and embedding_model is distinct from %s",
         (tenant_id, model),
-    ).fetchone()[0]
-    return symbols, blobs
+    ).fetchone()
+    assert symbols is not None and blobs is not None  # count(*) returns one row
+    return symbols[0], blobs[0]
 
 
 def _load_model(model_name: str, dim: int):

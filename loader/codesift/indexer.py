@@ -104,16 +104,18 @@ def _second_connection(conn: psycopg.Connection, tenant_id: int) -> psycopg.Conn
     """Another connection like `conn`: same server, user, role and tenant setting."""
     password = conn.info.password
     try:
-        other = psycopg.connect(
-            conn.info.dsn, autocommit=True, **({"password": password} if password else {})
-        )
+        other = psycopg.connect(conn.info.dsn, autocommit=True, password=password or None)
     except psycopg.Error as exc:
         raise IndexingError(
             f"cannot open a second connection for the repository lock: {_one_line(exc)}"
         ) from None
     try:
-        session, role = conn.execute("select session_user, current_user").fetchone()
-        if other.execute("select session_user").fetchone()[0] != session:
+        me = conn.execute("select session_user, current_user").fetchone()
+        assert me is not None  # a select without from returns one row
+        session, role = me
+        theirs = other.execute("select session_user").fetchone()
+        assert theirs is not None
+        if theirs[0] != session:
             other.execute(
                 psycopg.sql.SQL("set session authorization {}").format(
                     psycopg.sql.Identifier(session)

@@ -56,7 +56,7 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 def check_extensions(conn: psycopg.Connection) -> None:
     """Refuse early, with the fix, on a server lacking pgvector or plpython3u."""
-    available = dict(
+    available: dict[str, str] = dict(
         conn.execute(
             "select name, default_version from pg_available_extensions"
             " where name in ('vector', 'plpython3u')"
@@ -163,8 +163,9 @@ def migrate(
 def _check_embedding_dim(conn: psycopg.Connection, wanted: int | None) -> None:
     if wanted is None:
         return
-    exists = conn.execute("select to_regclass('codesift.settings')").fetchone()[0]
-    if exists is None:
+    exists = conn.execute("select to_regclass('codesift.settings')").fetchone()
+    assert exists is not None  # a select without from returns one row
+    if exists[0] is None:
         return
     row = conn.execute("select value from codesift.settings where key = 'embedding_dim'").fetchone()
     if row and int(row[0]) != wanted:

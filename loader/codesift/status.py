@@ -1,6 +1,7 @@
 """`codesift status`: per repository, what is indexed and what is behind."""
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import psycopg
@@ -38,7 +39,7 @@ class RepositoryStatus:
     name: str
     origin: str | None
     indexed_commit: str | None
-    indexed_at: object
+    indexed_at: datetime | None
     worktree: bool
     current_head: str | None
     live_files: int

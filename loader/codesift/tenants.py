@@ -115,7 +115,9 @@ def forget_repository(conn: psycopg.Connection, tenant: str, repo: str) -> int:
     use_tenant(conn, tenant)
     try:
         with conn.transaction():
-            return conn.execute("select codesift.forget_repository(%s)", (repo,)).fetchone()[0]
+            row = conn.execute("select codesift.forget_repository(%s)", (repo,)).fetchone()
+            assert row is not None  # a function call returns one row
+            return row[0]
     except psycopg.errors.UndefinedObject as exc:
         raise CodesiftError(f"tenant '{tenant}' has no repository '{repo}'") from exc
 
