@@ -97,7 +97,8 @@ class Backend:
         # a superuser DSN (the embedded database's) acts as the application role, under
         # row-level security like any application; other roles are used as they are
         cur = await conn.execute("select current_setting('is_superuser') = 'on'")
-        if (await cur.fetchone())[0]:
+        row = await cur.fetchone()
+        if row is not None and row[0]:
             await conn.execute(f"set role {APP_ROLE}")
         await conn.execute("set search_path = codesift, public")
 
@@ -173,10 +174,11 @@ class TokenVerifier:
         if cached is not None and cached[1] > now:
             tenant = cached[0]
         else:
-            tenant = await self.backend.tenant_of_token(token)
-            if tenant is None:
+            found = await self.backend.tenant_of_token(token)
+            if found is None:
                 self._live.pop(digest, None)
                 return None
+            tenant = found
             if len(self._live) > 10_000:
                 self._live.clear()
             self._live[digest] = (tenant, now + self.ttl)
@@ -246,11 +248,12 @@ Budget = Annotated[int, Field(description="Token budget of the answer (1..25,000
 
 
 def build_server(settings: Settings, backend: Backend) -> MCPServer:
-    auth = verifier = None
+    auth: AuthSettings | None = None
+    verifier: TokenVerifier | None = None
     if settings.http:
-        auth = AuthSettings(
-            issuer_url=f"http://{settings.host}:{settings.port}",
-            resource_server_url=None,
+        # tokens are ours (codesift token create), not OAuth's: the issuer is this server
+        auth = AuthSettings.model_validate(
+            {"issuer_url": f"http://{settings.host}:{settings.port}", "resource_server_url": None}
         )
         verifier = TokenVerifier(backend)
 
@@ -540,9 +543,9 @@ def resolve_tenant(dsn: str, name: str) -> int:
     """The id of tenant `name` (stdio mode), looked up as the loader; a per-tenant login
     role gets its own tenant whatever the name."""
     with db.connect(dsn, autocommit=True) as conn:
-        own = conn.execute("select codesift.current_tenant_id()").fetchone()[0]
-        if own is not None:
-            return own
+        own = conn.execute("select codesift.current_tenant_id()").fetchone()
+        if own is not None and own[0] is not None:
+            return own[0]
         with db.acting_as_loader(conn):
             row = conn.execute(
                 "select id from codesift.tenants where name = %s", (name,)

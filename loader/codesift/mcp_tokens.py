@@ -35,12 +35,13 @@ def create_token(conn: psycopg.Connection, tenant: str, label: str = "") -> tupl
     """A new token for `tenant`: (its id, the token itself, which is not stored)."""
     tenant_id = _act_as(conn, tenant)
     token = PREFIX + secrets.token_urlsafe(32)
-    token_id = conn.execute(
+    row = conn.execute(
         "insert into codesift.mcp_tokens (tenant_id, token_hash, label) values (%s, %s, %s)"
         " returning id",
         (tenant_id, token_hash(token), label[:200]),
-    ).fetchone()[0]
-    return token_id, token
+    ).fetchone()
+    assert row is not None  # insert ... returning returns the row
+    return row[0], token
 
 
 def list_tokens(conn: psycopg.Connection, tenant: str) -> list[TokenRow]:
