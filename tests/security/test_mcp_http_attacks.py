@@ -277,3 +277,36 @@ def test_a_pooled_connection_keeps_no_tenant_between_requests(dsn, two):
         assert f"app/secret_{name}.py" in q[3]
         assert not any(f"secret_{o}" in p for o in ("acme", "globex") if o != name for p in q[3])
     assert all(b in (("", 0), (None, 0)) for b in between)
+
+
+def test_a_tenant_login_role_runs_the_lookups_on_its_own_tenant(db, dsn, two):
+    """find_symbol, related_files and repository_status are granted to per-tenant roles:
+    acme's role sees acme's rows only, whatever it sets app.current_tenant_id to."""
+    tenants, _ = two
+    role = f"bi_{uuid.uuid4().hex[:12]}"
+    granted = grant_login_role(db, "acme", role)
+    try:
+        with psycopg.connect(
+            make_conninfo(dsn, user=role, password=granted.password), autocommit=True
+        ) as bi:
+            bi.execute(
+                "select set_config('app.current_tenant_id', %s, false)",
+                (str(tenants["globex"].id),),
+            )
+            assert bi.execute(
+                "select path from codesift.find_symbol('acme_token_vault')"
+            ).fetchall() == [("app/secret_acme.py",)]
+            assert bi.execute(
+                "select count(*) from codesift.find_symbol('globex_token_vault')"
+            ).fetchone() == (0,)
+            related = bi.execute(
+                "select related_path from codesift.related_files('app/redirects.py')"
+            ).fetchall()
+            assert ("app/secret_acme.py",) in related
+            assert not any("globex" in r[0] for r in related)
+            assert bi.execute(
+                "select repository, live_files from codesift.repository_status()"
+            ).fetchall() == [("shared", 4)]
+    finally:
+        db.execute(f"drop owned by {role}")
+        db.execute(f"drop role if exists {role}")
