@@ -16,7 +16,8 @@ import difflib
 import re
 
 from . import plans
-from .context import TEST_PATH, resolve_scope
+from .pipeline.recency import TEST_PATH
+from .pipeline.scope import resolve_scope
 
 INVALID = "22023"  # invalid_parameter_value
 MAX_NAME_CHARS = 512
