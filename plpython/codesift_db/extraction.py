@@ -271,7 +271,7 @@ select f.path, b.language, i.module, i.names, i.relation, i.line
 from codesift.files f
 join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
 join codesift.blob_imports i on i.tenant_id = f.tenant_id and i.blob_sha = f.blob_sha
-where f.repository_id = $1 and f.live
+where f.tenant_id = $2 and f.repository_id = $1 and f.live
 order by f.path, i.line
 """
 
@@ -283,35 +283,51 @@ select r.tenant_id, r.id, e.source_path, e.target_path, e.relation,
 from codesift.repositories r,
     unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
         as e(source_path, target_path, relation, names, line)
-where r.id = $1
+where r.tenant_id = $7 and r.id = $1
 """
 
 
 def resolve_repository_edges(plpy, repository_id: int) -> int:
-    """Recompute the repository's import edges from its live files; returns the edge count."""
+    """Recompute the repository's import edges from its live files; returns the edge count.
+    Every statement names the repository's tenant, so even a session that bypasses row-level
+    security touches that tenant's rows only."""
     import json
 
+    owner = plpy.execute(
+        plpy.prepare("select tenant_id from codesift.repositories where id = $1", ["bigint"]),
+        [repository_id],
+    )
+    if not owner:
+        plpy.error(
+            f"no repository with id {repository_id} in this session's tenant",
+            sqlstate="42704",
+        )
+    tenant = owner[0]["tenant_id"]
     paths = frozenset(
         r["path"]
         for r in plpy.execute(
             plpy.prepare(
-                "select path from codesift.files where repository_id = $1 and live", ["bigint"]
+                "select path from codesift.files"
+                " where tenant_id = $2 and repository_id = $1 and live",
+                ["bigint", "bigint"],
             ),
-            [repository_id],
+            [repository_id, tenant],
         )
     )
     go_mod = plpy.execute(
         plpy.prepare(
             "select b.content from codesift.files f join codesift.blobs b"
             " on b.tenant_id = f.tenant_id and b.sha = f.blob_sha"
-            " where f.repository_id = $1 and f.live and f.path = 'go.mod'",
-            ["bigint"],
+            " where f.tenant_id = $2 and f.repository_id = $1 and f.live and f.path = 'go.mod'",
+            ["bigint", "bigint"],
         ),
-        [repository_id],
+        [repository_id, tenant],
     )
     go_module = imports.go_module_path(go_mod[0]["content"]) if go_mod else None
     by_file: dict[tuple[str, str], list[dict]] = {}
-    for r in plpy.execute(plpy.prepare(LIVE_IMPORTS, ["bigint"]), [repository_id]):
+    for r in plpy.execute(
+        plpy.prepare(LIVE_IMPORTS, ["bigint", "bigint"]), [repository_id, tenant]
+    ):
         by_file.setdefault((r["path"], r["language"]), []).append(
             {
                 "module": r["module"],
@@ -330,12 +346,15 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
             ):
                 col.append(value)
     plpy.execute(
-        plpy.prepare("delete from codesift.code_symbol_edges where repository_id = $1", ["bigint"]),
-        [repository_id],
+        plpy.prepare(
+            "delete from codesift.code_symbol_edges where tenant_id = $2 and repository_id = $1",
+            ["bigint", "bigint"],
+        ),
+        [repository_id, tenant],
     )
     if cols[0]:
         plan = plpy.prepare(
-            INSERT_EDGES, ["bigint", "text[]", "text[]", "text[]", "text[]", "int[]"]
+            INSERT_EDGES, ["bigint", "text[]", "text[]", "text[]", "text[]", "int[]", "bigint"]
         )
-        plpy.execute(plan, [repository_id, *cols])
+        plpy.execute(plan, [repository_id, *cols, tenant])
     return len(cols[0])
