@@ -12,7 +12,7 @@ resolve_repository_edges: turns the import statements of a repository's live
 files into edges between paths of that repository.
 """
 
-from . import budget, identifiers, imports, packing, plans, symbols
+from . import budget, identifiers, import_extraction, import_resolution, packing, plans, symbols
 
 SYMBOL_COLUMNS = (
     "name",
@@ -26,36 +26,6 @@ SYMBOL_COLUMNS = (
     "part",
 )
 
-
-INSERT_SYMBOLS = """
-insert into codesift.code_symbols (tenant_id, blob_sha, name, qualified_name, kind, start_line,
-    end_line, signature, body, parent, part, doc, lexemes, term_count, token_count)
-select s.tenant_id, s.blob_sha, s.name, s.qualified_name, s.kind, s.start_line, s.end_line,
-    s.signature, s.body, s.parent, s.part, nullif(s.doc, ''), to_tsvector('simple', s.terms),
-    s.term_count, s.token_count
-from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
-    $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[],
-    $15::int[])
-    as s(tenant_id, blob_sha, name, qualified_name, kind, start_line, end_line, signature, body,
-         parent, part, doc, terms, term_count, token_count)
-"""
-
-INSERT_IMPORTS = """
-insert into codesift.blob_imports (tenant_id, blob_sha, module, names, relation, line)
-select i.tenant_id, i.blob_sha, i.module,
-    coalesce(array(select jsonb_array_elements_text(i.names::jsonb)), '{}'), i.relation, i.line
-from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
-    as i(tenant_id, blob_sha, module, names, relation, line)
-"""
-
-UPDATE_LEXEMES = """
-update codesift.blobs b set lexemes = to_tsvector('simple', t.terms),
-    term_count = t.term_count, line_count = t.line_count, token_count = t.token_count,
-    extraction_limited = t.limited
-from unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[])
-    as t(tenant_id, sha, terms, term_count, line_count, token_count, limited)
-where b.tenant_id = t.tenant_id and b.sha = t.sha
-"""
 TYPES_LEXEMES = ["bigint[]", "text[]", "text[]", "int[]", "int[]", "int[]", "text[]"]
 LEXEME_KEYS = ("terms", "term_count", "line_count", "token_count")
 # The session's per-blob extraction budget (budget.blob_seconds decides what counts).
@@ -82,68 +52,6 @@ TYPES_SYMBOLS = [
     "int[]",
 ]
 TYPES_IMPORTS = ["bigint[]", "text[]", "text[]", "text[]", "text[]", "int[]"]
-
-
-# BM25 postings derived from the lexemes just written: a lexeme's position
-# count is its term frequency; each posting also carries its document's length
-# and its impact (codesift.bm25_weight, the order postings are read in) at the
-# tenant's average document length so far (this batch's own for a first one).
-# Then the tenant's term and corpus statistics.
-POSTINGS = """
-with avgdl as (
-    select
-        coalesce(
-            (select c.total_terms::float8 / nullif(c.docs, 0) from codesift.corpus_stats c
-             where c.tenant_id = $1 and c.tier = 'symbol'),
-            (select avg(s.term_count) from codesift.code_symbols s
-             where s.tenant_id = $1 and s.blob_sha = any($2))
-        ) as symbol,
-        coalesce(
-            (select c.total_terms::float8 / nullif(c.docs, 0) from codesift.corpus_stats c
-             where c.tenant_id = $1 and c.tier = 'file'),
-            (select avg(b.term_count) from codesift.blobs b
-             where b.tenant_id = $1 and b.sha = any($2))
-        ) as file
-), new_symbols as (
-    insert into codesift.symbol_terms (tenant_id, symbol_id, term, tf, dl, impact)
-    select s.tenant_id, s.id, u.lexeme, u.tf, coalesce(s.term_count, 0),
-        codesift.bm25_weight(u.tf, s.term_count, a.symbol)
-    from codesift.code_symbols s
-    cross join lateral (
-        select lexeme, coalesce(array_length(positions, 1), 1) as tf from unnest(s.lexemes)
-    ) u
-    cross join avgdl a
-    where s.tenant_id = $1 and s.blob_sha = any($2)
-    returning tenant_id, symbol_id, term, tf
-), new_blobs as (
-    insert into codesift.blob_terms (tenant_id, blob_sha, term, tf, dl, impact)
-    select b.tenant_id, b.sha, u.lexeme, u.tf, coalesce(b.term_count, 0),
-        codesift.bm25_weight(u.tf, b.term_count, a.file)
-    from codesift.blobs b
-    cross join lateral (
-        select lexeme, coalesce(array_length(positions, 1), 1) as tf from unnest(b.lexemes)
-    ) u
-    cross join avgdl a
-    where b.tenant_id = $1 and b.sha = any($2)
-    returning tenant_id, blob_sha, term, tf
-), df as (
-    select 'symbol' tier, term, count(*) df from new_symbols group by term
-    union all
-    select 'file', term, count(*) from new_blobs group by term
-), term_stats as (
-    insert into codesift.term_stats as t (tenant_id, tier, term, df)
-    select $1, tier, term, df from df order by tier, term
-    on conflict (tenant_id, tier, term) do update set df = t.df + excluded.df
-)
-insert into codesift.corpus_stats as c (tenant_id, tier, docs, total_terms)
-select $1, tier, count(distinct doc), coalesce(sum(tf), 0) from (
-    select 'symbol' tier, symbol_id::text doc, tf from new_symbols
-    union all
-    select 'file', blob_sha, tf from new_blobs
-) d group by tier
-on conflict (tenant_id, tier) do update
-set docs = c.docs + excluded.docs, total_terms = c.total_terms + excluded.total_terms
-"""
 
 
 def symbol_terms(symbol: dict, path: str, path_text: str | None = None) -> str:
@@ -188,7 +96,9 @@ def extract_blob(
         "term_count": len(terms.split()),
         "line_count": whole.count("\n") + 1,
         "token_count": packing.estimate_tokens(whole),
-        "imports": imports.extract_imports(path, content, language, limits) if language else [],
+        "imports": import_extraction.extract_imports(path, content, language, limits)
+        if language
+        else [],
         "symbols": [],
     }
     found = symbols.extract_symbols(path, content, language, limits)
@@ -218,7 +128,7 @@ def extract_blob(
 def on_blobs_inserted(plpy) -> None:
     import json
 
-    rows = plpy.execute("select tenant_id, sha, language, content, path_hint from new_blobs")
+    rows = plpy.execute(plans.load("new_blobs"))
     setting = plpy.execute(plans.prepared(plpy, BUDGET_SETTING))[0]
     seconds = budget.blob_seconds(setting["seconds"], setting["superuser"])
     sym_cols: list[list] = [[] for _ in range(15)]
@@ -255,36 +165,19 @@ def on_blobs_inserted(plpy) -> None:
         for col, value in zip(lex_cols, values, strict=True):
             col.append(value)
     if sym_cols[0]:
-        plpy.execute(plans.prepared(plpy, INSERT_SYMBOLS, TYPES_SYMBOLS), sym_cols)
+        plpy.execute(plans.prepared(plpy, plans.load("insert_symbols"), TYPES_SYMBOLS), sym_cols)
     if imp_cols[0]:
-        plpy.execute(plans.prepared(plpy, INSERT_IMPORTS, TYPES_IMPORTS), imp_cols)
+        plpy.execute(plans.prepared(plpy, plans.load("insert_imports"), TYPES_IMPORTS), imp_cols)
     if lex_cols[0]:
-        plpy.execute(plans.prepared(plpy, UPDATE_LEXEMES, TYPES_LEXEMES), lex_cols)
+        plpy.execute(
+            plans.prepared(plpy, plans.load("update_blob_lexemes"), TYPES_LEXEMES), lex_cols
+        )
         # one tenant per statement in practice; grouped so that any insert is right
         for tenant in sorted(set(lex_cols[0])):
             shas = [sha for t, sha in zip(lex_cols[0], lex_cols[1], strict=True) if t == tenant]
-            plpy.execute(plans.prepared(plpy, POSTINGS, ["bigint", "text[]"]), [tenant, shas])
-
-
-LIVE_IMPORTS = """
-select f.path, b.language, i.module, i.names, i.relation, i.line
-from codesift.files f
-join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
-join codesift.blob_imports i on i.tenant_id = f.tenant_id and i.blob_sha = f.blob_sha
-where f.tenant_id = $2 and f.repository_id = $1 and f.live
-order by f.path, i.line
-"""
-
-INSERT_EDGES = """
-insert into codesift.code_symbol_edges (tenant_id, repository_id, source_path, target_path,
-    relation, names, line)
-select r.tenant_id, r.id, e.source_path, e.target_path, e.relation,
-    coalesce(array(select jsonb_array_elements_text(e.names::jsonb)), '{}'), e.line
-from codesift.repositories r,
-    unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
-        as e(source_path, target_path, relation, names, line)
-where r.tenant_id = $7 and r.id = $1
-"""
+            plpy.execute(
+                plans.prepared(plpy, plans.load("postings"), ["bigint", "text[]"]), [tenant, shas]
+            )
 
 
 def resolve_repository_edges(plpy, repository_id: int) -> int:
@@ -294,7 +187,7 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
     import json
 
     owner = plpy.execute(
-        plpy.prepare("select tenant_id from codesift.repositories where id = $1", ["bigint"]),
+        plpy.prepare(plans.load("repository_tenant"), ["bigint"]),
         [repository_id],
     )
     if not owner:
@@ -306,27 +199,18 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
     paths = frozenset(
         r["path"]
         for r in plpy.execute(
-            plpy.prepare(
-                "select path from codesift.files"
-                " where tenant_id = $2 and repository_id = $1 and live",
-                ["bigint", "bigint"],
-            ),
+            plpy.prepare(plans.load("live_paths"), ["bigint", "bigint"]),
             [repository_id, tenant],
         )
     )
     go_mod = plpy.execute(
-        plpy.prepare(
-            "select b.content from codesift.files f join codesift.blobs b"
-            " on b.tenant_id = f.tenant_id and b.sha = f.blob_sha"
-            " where f.tenant_id = $2 and f.repository_id = $1 and f.live and f.path = 'go.mod'",
-            ["bigint", "bigint"],
-        ),
+        plpy.prepare(plans.load("live_go_mod"), ["bigint", "bigint"]),
         [repository_id, tenant],
     )
-    go_module = imports.go_module_path(go_mod[0]["content"]) if go_mod else None
+    go_module = import_resolution.go_module_path(go_mod[0]["content"]) if go_mod else None
     by_file: dict[tuple[str, str], list[dict]] = {}
     for r in plpy.execute(
-        plpy.prepare(LIVE_IMPORTS, ["bigint", "bigint"]), [repository_id, tenant]
+        plpy.prepare(plans.load("live_imports"), ["bigint", "bigint"]), [repository_id, tenant]
     ):
         by_file.setdefault((r["path"], r["language"]), []).append(
             {
@@ -338,7 +222,7 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
         )
     cols: list[list] = [[], [], [], [], []]
     for (path, language), imps in by_file.items():
-        for edge in imports.resolve_imports(path, imps, language, paths, go_module):
+        for edge in import_resolution.resolve_imports(path, imps, language, paths, go_module):
             for col, value in zip(
                 cols,
                 [path, edge["target"], edge["relation"], json.dumps(edge["names"]), edge["line"]],
@@ -346,15 +230,13 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
             ):
                 col.append(value)
     plpy.execute(
-        plpy.prepare(
-            "delete from codesift.code_symbol_edges where tenant_id = $2 and repository_id = $1",
-            ["bigint", "bigint"],
-        ),
+        plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint"]),
         [repository_id, tenant],
     )
     if cols[0]:
         plan = plpy.prepare(
-            INSERT_EDGES, ["bigint", "text[]", "text[]", "text[]", "text[]", "int[]", "bigint"]
+            plans.load("insert_edges"),
+            ["bigint", "text[]", "text[]", "text[]", "text[]", "int[]", "bigint"],
         )
         plpy.execute(plan, [repository_id, *cols, tenant])
     return len(cols[0])

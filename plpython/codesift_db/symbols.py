@@ -58,6 +58,7 @@ from itertools import accumulate
 from operator import sub
 
 from . import budget
+from .languages import COMMENT_LINE, COMMENT_MARKER, GRAMMARS, canonical, detect_language
 
 MAX_SYMBOL_LINES = 120
 MAX_SYMBOL_CHARS = 6000
@@ -74,73 +75,8 @@ _MAX_NAME_BYTES = 4096
 
 # --------------------------------------------------------------------------- languages
 
-_EXTENSIONS = {
-    ".py": "python",
-    ".pyi": "python",
-    ".pyw": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "tsx",
-    ".go": "go",
-    ".java": "java",
-    ".rs": "rust",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".c++": "cpp",
-    ".hpp": "cpp",
-    ".hh": "cpp",
-    ".hxx": "cpp",
-    ".h++": "cpp",
-    ".ipp": "cpp",
-    ".inl": "cpp",
-    ".rb": "ruby",
-    ".rake": "ruby",
-    ".gemspec": "ruby",
-    ".php": "php",
-    ".cs": "csharp",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".mdx": "markdown",
-}
-_FILENAMES = {"rakefile": "ruby", "gemfile": "ruby", "guardfile": "ruby"}
-_ALIASES = {"js": "javascript", "ts": "typescript", "c_sharp": "csharp", "c#": "csharp"}
-_ALIASES.update({"py": "python", "c++": "cpp", "rb": "ruby", "md": "markdown"})
-
-# language -> (grammar module, function returning the language pointer)
-GRAMMARS = {
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-    "ruby": ("tree_sitter_ruby", "language"),
-    "php": ("tree_sitter_php", "language_php"),
-    "csharp": ("tree_sitter_c_sharp", "language"),
-}
+# The languages, their extensions and grammars: languages.py.
 _PARSERS: dict[str, object] = {}  # language -> Parser, or None once known to be unavailable
-
-
-def detect_language(path: str) -> str | None:
-    """Language of a file from its name; None for anything we have no extractor for."""
-    try:
-        base = os.path.basename(str(path))
-        if base.lower() in _FILENAMES:
-            return _FILENAMES[base.lower()]
-        return _EXTENSIONS.get(os.path.splitext(base)[1].lower())
-    except Exception:
-        return None
 
 
 def _parser(language: str):
@@ -240,7 +176,7 @@ class _Out:
 
 def _resolve_language(path: str, text: str, language: str | None) -> str | None:
     if language:
-        language = _ALIASES.get(language.lower(), language.lower())
+        language = canonical(language)
     else:
         language = detect_language(path)
     # .h is C by default; headers that are plainly C++ parse far better with the C++ grammar.
@@ -1423,8 +1359,7 @@ def _windows(src: _Source, out: _Out) -> None:
         _emit(out, src, sym, start, end, {})
 
 
-# Comment lines that document the definition below them: //, ///, #, --, /* ... */, * ...
-_COMMENT_LINE = re.compile(r"^\s*(//|#(?![!\[])|--|/\*|\*|\*/)")
+# Comment lines that document the definition below them: languages.COMMENT_LINE.
 MAX_DOC_LINES = 40
 
 
@@ -1435,10 +1370,10 @@ def leading_comment(lines: list[str], start_line: int, seen: dict | None = None)
 
     def is_comment(row: int) -> bool:
         if seen is None:
-            return _COMMENT_LINE.match(lines[row]) is not None
+            return COMMENT_LINE.match(lines[row]) is not None
         found = seen.get(row)
         if found is None:
-            found = seen[row] = _COMMENT_LINE.match(lines[row]) is not None
+            found = seen[row] = COMMENT_LINE.match(lines[row]) is not None
         return found
 
     i = start_line - 2
@@ -1449,4 +1384,4 @@ def leading_comment(lines: list[str], start_line: int, seen: dict | None = None)
         block.append(lines[i])
         i -= 1
     text = "\n".join(reversed(block))
-    return re.sub(r"(?m)^\s*(///?|#|--|/\*\*?|\*/|\*)\s?", "", text).strip()
+    return COMMENT_MARKER.sub("", text).strip()

@@ -1,0 +1,17 @@
+-- Repository $1's import edges, tenant $7 (extraction.py resolve_repository_edges): one
+-- array per column; $5: each edge's names as a JSON array.
+insert into codesift.code_symbol_edges (
+    tenant_id, repository_id, source_path, target_path, relation, names, line
+)
+select
+    r.tenant_id,
+    r.id,
+    e.source_path,
+    e.target_path,
+    e.relation,
+    coalesce(array(select jsonb_array_elements_text(e.names::jsonb)), '{}') as names,
+    e.line
+from codesift.repositories as r,
+    unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
+        as e (source_path, target_path, relation, names, line)
+where r.tenant_id = $7 and r.id = $1
