@@ -113,9 +113,10 @@ def extract_blob(
         doc = ""
         if sym["part"] <= 1:
             start = sym["start_line"]
-            doc = docs.get(start)
-            if doc is None:
-                doc = docs[start] = symbols.leading_comment(lines, start, comment_rows)
+            cached = docs.get(start)
+            if cached is None:
+                cached = docs[start] = symbols.leading_comment(lines, start, comment_rows)
+            doc = cached
         sym["doc"] = doc
         sym["terms"] = symbol_terms(sym, path, path_text)
         sym["term_count"] = len(sym["terms"].split())

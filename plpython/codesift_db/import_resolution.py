@@ -260,6 +260,7 @@ _TS_FOR_JS = {
 
 def _resolve_js(source: str, spec: str, language: str, idx: _Index) -> str | None:
     spec = spec.split("?", 1)[0].split("#", 1)[0]
+    bases: list[str | None]
     if spec.startswith(("./", "../")) or spec in (".", ".."):
         base = _norm(posixpath.join(posixpath.dirname(source), spec))
         bases = [base] if base is not None else []

@@ -56,6 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import sub
+from typing import Any
 
 from . import budget
 from .languages import COMMENT_LINE, COMMENT_MARKER, GRAMMARS, canonical, detect_language
@@ -332,8 +333,8 @@ class _Def:
 
     name: str
     kind: str
-    node: object  # the node whose range (after wrappers/attachments) is the symbol's
-    body: object = None  # the node where the signature stops
+    node: Any  # the node whose range (after wrappers/attachments) is the symbol's
+    body: Any = None  # the node where the signature stops
     quals: tuple = ()  # extra qualifiers: Go receiver, C++ `Class::`, Ruby `A::B`
     classlike: bool | None = None  # scope of children; None: derived from kind
 
@@ -1032,7 +1033,7 @@ def _def_range(node, spec: _Spec, ctx):
     else:
         while level > 0 and path[level - 1].type in spec.wrappers:
             level -= 1
-        top, run = path[level], (ctx.runs[level] if spec.attached else ())
+        top, run = path[level], (ctx.runs[level] if spec.attached else [])
     first, start_row = top, top.start_point[0]
     for prev in reversed(run):
         if prev.end_point[0] < start_row - 1:
