@@ -382,8 +382,9 @@ def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, sum
         summary.edges = conn.execute("select codesift.resolve_edges(%s)", (repo_id,)).fetchone()[0]
         conn.execute(
             "update codesift.repositories set indexed_commit = %s, indexed_at = now(),"
-            " head_commit = %s, head_seen_at = now(), indexed_worktree = %s where id = %s",
-            (commit, commit, worktree, repo_id),
+            " head_commit = %s, head_seen_at = now(), indexed_worktree = %s"
+            " where tenant_id = %s and id = %s",
+            (commit, commit, worktree, tenant_id, repo_id),
         )
         summary.files = len(kept)
 
