@@ -65,7 +65,7 @@ QUESTIONS = [
 
 EXHAUSTIVE = {
     "symbol": """
-with idf as (select * from codesift.bm25_idf(%(t)s, 'symbol', %(terms)s)),
+with idf as (select * from codesift._bm25_idf(%(t)s, 'symbol', %(terms)s)),
 scored as (
     select p.symbol_id, sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) as score
     from idf join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
@@ -79,7 +79,7 @@ order by scored.score desc, scored.symbol_id
 limit 20
 """,
     "file": """
-with idf as (select * from codesift.bm25_idf(%(t)s, 'file', %(terms)s))
+with idf as (select * from codesift._bm25_idf(%(t)s, 'file', %(terms)s))
 select f.path
 from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
 join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
@@ -91,9 +91,9 @@ limit 20
 """,
 }
 LEGS = {
-    "symbol": "select symbol_id from codesift.bm25_symbols(%(t)s, %(terms)s,"
+    "symbol": "select symbol_id from codesift._bm25_symbols(%(t)s, %(terms)s,"
     " array[%(r)s]::bigint[], null, null, null, 50, 1.2, 0.75) limit 20",
-    "file": "select path from codesift.bm25_files(%(t)s, %(terms)s,"
+    "file": "select path from codesift._bm25_files(%(t)s, %(terms)s,"
     " array[%(r)s]::bigint[], null, null, 40, 1.2, 0.75) limit 20",
 }
 
@@ -157,7 +157,7 @@ def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[int
     for tier in ("symbol", "file"):
         cases, exhaustive_ms = [], []
         for q in questions:
-            terms = conn.execute("select codesift.query_terms(%s)", (q,)).fetchone()[0]
+            terms = conn.execute("select codesift._query_terms(%s)", (q,)).fetchone()[0]
             params = {"t": tenant, "r": repo, "terms": terms}
             t0 = time.perf_counter()
             exact = [r[0] for r in conn.execute(EXHAUSTIVE[tier], params).fetchall()]

@@ -511,15 +511,15 @@ HYBRID = (
 # each leg as pack_context calls it: the rows it asks of each leg
 SLOW = "tsrank_symbols"  # the ts_rank_cd option, kept for comparison: seconds at 100k
 LEGS = {
-    "bm25_symbols": "select * from codesift.bm25_symbols(%(t)s, %(terms)s, %(ids)s, null, null,"
+    "bm25_symbols": "select * from codesift._bm25_symbols(%(t)s, %(terms)s, %(ids)s, null, null,"
     f" null, {SYMBOL_DEPTH}, 1.2, 0.75)",
-    "bm25_files": "select * from codesift.bm25_files(%(t)s, %(terms)s, %(ids)s, null, null,"
+    "bm25_files": "select * from codesift._bm25_files(%(t)s, %(terms)s, %(ids)s, null, null,"
     f" {FILE_DEPTH}, 1.2, 0.75)",
-    "tsrank_symbols": "select * from codesift.tsrank_symbols(%(t)s, %(terms)s, %(ids)s, null,"
+    "tsrank_symbols": "select * from codesift._tsrank_symbols(%(t)s, %(terms)s, %(ids)s, null,"
     f" null, null, {SYMBOL_DEPTH})",
-    "dense_symbols": "select * from codesift.dense_symbols(%(t)s, %(v)s::vector, %(model)s,"
+    "dense_symbols": "select * from codesift._dense_symbols(%(t)s, %(v)s::vector, %(model)s,"
     f" %(ids)s, null, null, null, {SYMBOL_DEPTH})",
-    "dense_files": "select * from codesift.dense_files(%(t)s, %(v)s::vector, %(model)s, %(ids)s,"
+    "dense_files": "select * from codesift._dense_files(%(t)s, %(v)s::vector, %(model)s, %(ids)s,"
     f" null, null, {FILE_DEPTH})",
 }
 
@@ -621,7 +621,7 @@ def measure(dbname: str, sc: Scale, args, queries: list[str], vectors: list[str]
     with app_conn(dbname, sc.tenant) as c, app_conn(dbname, sc.tenant, superuser=True) as su:
         legs = []
         for q, v in zip(queries, vectors, strict=True):
-            terms = c.execute("select codesift.query_terms(%s)", (q,)).fetchone()[0]
+            terms = c.execute("select codesift._query_terms(%s)", (q,)).fetchone()[0]
             legs.append(
                 {"t": sc.tenant, "terms": terms, "ids": [sc.repo_id], "v": v, "model": sc.model}
             )
@@ -659,7 +659,7 @@ def measure(dbname: str, sc: Scale, args, queries: list[str], vectors: list[str]
 
 # every posting of every query term summed: what bm25_symbols would return reading everything
 EXHAUSTIVE_BM25 = """
-with idf as (select * from codesift.bm25_idf(%(t)s, 'symbol', %(terms)s))
+with idf as (select * from codesift._bm25_idf(%(t)s, 'symbol', %(terms)s))
 select p.symbol_id
 from idf
 join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term

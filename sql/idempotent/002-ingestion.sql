@@ -2,7 +2,11 @@
 -- import extraction when blobs arrive, import-edge resolution per repository.
 -- Bodies are thin shims over plpython/codesift_db (plain, unit-tested modules).
 
-create or replace function codesift.identifier_terms(source text)
+-- the name before it began with an underscore (internal); path_terms keeps its
+-- name: the loader calls it (loader/codesift/indexer.py)
+drop function if exists codesift.identifier_terms(text);
+
+create or replace function codesift._identifier_terms(source text)
 returns text
 language plpython3u
 immutable strict parallel safe
@@ -13,7 +17,7 @@ from codesift_db.identifiers import identifier_terms
 return identifier_terms(source)
 $$;
 
-comment on function codesift.identifier_terms(text) is
+comment on function codesift._identifier_terms(text) is
 'Whole identifiers and their parts, lowercased (searchBlobs -> searchblobs search blobs), '
 'for to_tsvector(''simple'', ...).';
 

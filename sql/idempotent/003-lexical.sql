@@ -1,11 +1,28 @@
 -- The lexical legs, each over symbols and over files: BM25 (the pipeline's
 -- default) and ts_rank_cd (kept to compare with it), and what every leg shares:
--- the live_files view, query_terms and leg_bounds (the dense legs are in
+-- the live_files view, _query_terms and _leg_bounds (the dense legs are in
 -- 004-dense.sql, the import-graph walk in 005-graph.sql).
 -- Every leg takes the same filters (repositories, path prefix, language,
 -- symbol kinds) and applies them before its top-k, so filters never starve it.
 -- JIT is off in every function that runs queries: the planner's row estimates
 -- for set-returning functions make it compile millisecond queries for 100+ ms.
+
+-- Before these functions' names began with an underscore (internal: only the
+-- entry points call them). The ts_rank_cd legs depend on leg_bounds: first.
+drop function if exists codesift.tsrank_symbols(
+    bigint, text[], bigint[], text, text, text[], integer
+);
+drop function if exists codesift.tsrank_files(bigint, text[], bigint[], text, text, integer);
+drop function if exists codesift.bm25_symbols(
+    bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
+);
+drop function if exists codesift.bm25_files(
+    bigint, text[], bigint[], text, text, integer, double precision, double precision
+);
+drop function if exists codesift.bm25_depth();
+drop function if exists codesift.bm25_idf(bigint, text, text[]);
+drop function if exists codesift.leg_bounds(integer, text[], text[], bigint[]);
+drop function if exists codesift.query_terms(text);
 
 -- Files live at their repository's indexed head, with what filters need.
 create or replace view codesift.live_files
@@ -24,7 +41,7 @@ where f.live;
 comment on view codesift.live_files is
 'Files live at their repository''s indexed head, with the blob''s language.';
 
-create or replace function codesift.query_terms(query text)
+create or replace function codesift._query_terms(query text)
 returns text[]
 language plpython3u
 immutable strict parallel safe
@@ -35,14 +52,14 @@ from codesift_db.identifiers import query_terms
 return query_terms(query)
 $$;
 
-comment on function codesift.query_terms(text) is
+comment on function codesift._query_terms(text) is
 'Identifier-split, stopword-free terms of a question for an OR lexical query; never raises.';
 
 -- What every leg accepts: each is a function of its own, callable with any
 -- arguments. Generous for real use (the pipeline asks for 40 symbols and 30 files
 -- with at most 64 terms, identifiers.MAX_QUERY_TERMS), small enough that no call
 -- makes a leg read without bound. Raises 22004/22023 with the limit; else true.
-create or replace function codesift.leg_bounds(
+create or replace function codesift._leg_bounds(
     k integer, terms text[], kinds text[], repository_ids bigint[]
 )
 returns boolean
@@ -81,11 +98,11 @@ begin
 end;
 $fn$;
 
-comment on function codesift.leg_bounds(integer, text[], text[], bigint[]) is
+comment on function codesift._leg_bounds(integer, text[], text[], bigint[]) is
 'True when a leg''s k and arrays are within its limits (k 0..1,000; 256 terms, 64 kinds, '
 '10,000 repositories); otherwise raises 22004 (null k) or 22023 naming the limit.';
 
-create or replace function codesift.tsrank_symbols(
+create or replace function codesift._tsrank_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer
 )
@@ -101,43 +118,43 @@ begin atomic
         ts_rank_cd(s.lexemes, q.query)::double precision as score
     from codesift.code_symbols as s,
         lateral (
-            select to_tsquery('simple', array_to_string(tsrank_symbols.terms, ' | ')) as query
+            select to_tsquery('simple', array_to_string(_tsrank_symbols.terms, ' | ')) as query
         ) as q
     where
-        s.tenant_id = tsrank_symbols.tenant
-        and cardinality(tsrank_symbols.terms) > 0
+        s.tenant_id = _tsrank_symbols.tenant
+        and cardinality(_tsrank_symbols.terms) > 0
         and s.lexemes @@ q.query
-        and (tsrank_symbols.kinds is null or s.kind = any(tsrank_symbols.kinds))
+        and (_tsrank_symbols.kinds is null or s.kind = any(_tsrank_symbols.kinds))
         and exists (
             select 1 from codesift.live_files as v
             where
                 v.tenant_id = s.tenant_id
                 and v.blob_sha = s.blob_sha
-                and v.repository_id = any(tsrank_symbols.repository_ids)
+                and v.repository_id = any(_tsrank_symbols.repository_ids)
                 and (
-                    tsrank_symbols.path_prefix is null
-                    or starts_with(v.path, tsrank_symbols.path_prefix)
+                    _tsrank_symbols.path_prefix is null
+                    or starts_with(v.path, _tsrank_symbols.path_prefix)
                 )
-                and (tsrank_symbols.lang is null or v.language = tsrank_symbols.lang)
+                and (_tsrank_symbols.lang is null or v.language = _tsrank_symbols.lang)
         )
     order by score desc, s.id asc
     -- the limit is evaluated once, before any row is read: the bounds are checked there
     limit (
         case
-            when codesift.leg_bounds(
-                tsrank_symbols.k, tsrank_symbols.terms, tsrank_symbols.kinds,
-                tsrank_symbols.repository_ids
-            ) then tsrank_symbols.k
+            when codesift._leg_bounds(
+                _tsrank_symbols.k, _tsrank_symbols.terms, _tsrank_symbols.kinds,
+                _tsrank_symbols.repository_ids
+            ) then _tsrank_symbols.k
         end
     );
 end;
 
-comment on function codesift.tsrank_symbols(
+comment on function codesift._tsrank_symbols(
     bigint, text[], bigint[], text, text, text[], integer
 ) is
 'Lexical leg over symbols ranked by ts_rank_cd (OR query), kept to compare with BM25.';
 
-create or replace function codesift.tsrank_files(
+create or replace function codesift._tsrank_files(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     k integer
 )
@@ -155,28 +172,28 @@ begin atomic
     from codesift.files as f
     inner join codesift.blobs as bl on f.tenant_id = bl.tenant_id and f.blob_sha = bl.sha,
         lateral (
-            select to_tsquery('simple', array_to_string(tsrank_files.terms, ' | ')) as query
+            select to_tsquery('simple', array_to_string(_tsrank_files.terms, ' | ')) as query
         ) as q
     where
-        f.tenant_id = tsrank_files.tenant
+        f.tenant_id = _tsrank_files.tenant
         and f.live
-        and cardinality(tsrank_files.terms) > 0
+        and cardinality(_tsrank_files.terms) > 0
         and f.lexemes @@ q.query
-        and f.repository_id = any(tsrank_files.repository_ids)
-        and (tsrank_files.path_prefix is null or starts_with(f.path, tsrank_files.path_prefix))
-        and (tsrank_files.lang is null or bl.language = tsrank_files.lang)
+        and f.repository_id = any(_tsrank_files.repository_ids)
+        and (_tsrank_files.path_prefix is null or starts_with(f.path, _tsrank_files.path_prefix))
+        and (_tsrank_files.lang is null or bl.language = _tsrank_files.lang)
     order by score desc, f.path asc
     -- the limit is evaluated once, before any row is read: the bounds are checked there
     limit (
         case
-            when codesift.leg_bounds(
-                tsrank_files.k, tsrank_files.terms, null, tsrank_files.repository_ids
-            ) then tsrank_files.k
+            when codesift._leg_bounds(
+                _tsrank_files.k, _tsrank_files.terms, null, _tsrank_files.repository_ids
+            ) then _tsrank_files.k
         end
     );
 end;
 
-comment on function codesift.tsrank_files(bigint, text[], bigint[], text, text, integer) is
+comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text, integer) is
 'Lexical leg over files ranked by ts_rank_cd (OR query), kept to compare with BM25.';
 
 -- The BM25 legs, over symbols and over files: Okapi BM25 with idf and
@@ -204,7 +221,7 @@ comment on function codesift.tsrank_files(bigint, text[], bigint[], text, text, 
 -- it turns the policy's check into a one-time filter instead of one per row
 -- (the exact scoring reads ~7,000 postings rows per query; 2 ms of ~15).
 
-create or replace function codesift.bm25_idf(tenant bigint, tier text, terms text[])
+create or replace function codesift._bm25_idf(tenant bigint, tier text, terms text[])
 returns table (term text, idf double precision, avgdl double precision)
 language sql
 stable
@@ -224,16 +241,16 @@ begin atomic
     from codesift.corpus_stats as c
     inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
     where
-        c.tenant_id = bm25_idf.tenant
-        and c.tier = bm25_idf.tier
-        and t.term = any(bm25_idf.terms);
+        c.tenant_id = _bm25_idf.tenant
+        and c.tier = _bm25_idf.tier
+        and t.term = any(_bm25_idf.terms);
 end;
 
-comment on function codesift.bm25_idf(bigint, text, text[]) is
+comment on function codesift._bm25_idf(bigint, text, text[]) is
 'BM25 inverse document frequency of each term in a tenant''s tier (symbol or file), and the '
 'tier''s average document length, from the statistics the extraction trigger keeps.';
 
-create or replace function codesift.bm25_depth()
+create or replace function codesift._bm25_depth()
 returns integer
 language plpgsql
 stable
@@ -269,12 +286,12 @@ begin
 end;
 $fn$;
 
-comment on function codesift.bm25_depth() is
+comment on function codesift._bm25_depth() is
 'Postings the BM25 legs read per query term before deepening: setting codesift.bm25_depth, '
 '1,000 by default, at least 1 and at most 1,000,000 (anything but a whole number raises '
 '22023).';
 
-create or replace function codesift.bm25_symbols(
+create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision
 )
@@ -289,8 +306,8 @@ as $fn$
 #variable_conflict use_column
 declare
     -- in this order: the bounds before anything computed from them
-    bounded boolean := codesift.leg_bounds(k, terms, kinds, repository_ids);
-    reading integer := codesift.bm25_depth();
+    bounded boolean := codesift._leg_bounds(k, terms, kinds, repository_ids);
+    reading integer := codesift._bm25_depth();
     checking integer := greatest(4 * k, 400);
     most_postings bigint;
     all_postings bigint;
@@ -306,7 +323,7 @@ begin
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     loop
         with idf as (
-            select * from codesift.bm25_idf(tenant, 'symbol', terms)
+            select * from codesift._bm25_idf(tenant, 'symbol', terms)
         ),
 
         summed as (
@@ -410,14 +427,14 @@ begin
 end;
 $fn$;
 
-comment on function codesift.bm25_symbols(
+comment on function codesift._bm25_symbols(
     bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
 ) is
 'Lexical leg over symbols: Okapi BM25 (k1, b) with idf from the tenant''s term statistics, '
 'OR semantics over the terms; top k live symbols passing the filters, scored exactly, from '
 'candidates among each term''s best-impact postings.';
 
-create or replace function codesift.bm25_files(
+create or replace function codesift._bm25_files(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     k integer, k1 double precision, b double precision
 )
@@ -432,11 +449,11 @@ as $fn$
 #variable_conflict use_column
 declare
     -- in this order: the bounds before anything computed from them
-    bounded boolean := codesift.leg_bounds(k, terms, null, repository_ids);
+    bounded boolean := codesift._leg_bounds(k, terms, null, repository_ids);
     -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
     -- django + sympy (6,600 files) 500 postings per term gave 0.95 of the exhaustive
     -- top 20 (bench/bm25_agreement_bench.py)
-    reading integer := greatest(codesift.bm25_depth() / 2, 1);
+    reading integer := greatest(codesift._bm25_depth() / 2, 1);
     checking integer := greatest(4 * k, 200);
     most_postings bigint;
     all_postings bigint;
@@ -453,7 +470,7 @@ begin
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     loop
         with idf as (
-            select * from codesift.bm25_idf(tenant, 'file', terms)
+            select * from codesift._bm25_idf(tenant, 'file', terms)
         ),
 
         summed as (
@@ -559,7 +576,7 @@ begin
 end;
 $fn$;
 
-comment on function codesift.bm25_files(
+comment on function codesift._bm25_files(
     bigint, text[], bigint[], text, text, integer, double precision, double precision
 ) is
 'Lexical leg over files: Okapi BM25 over whole-file content and path terms; top k live '

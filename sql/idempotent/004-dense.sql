@@ -1,9 +1,15 @@
 -- The dense legs, over symbols and over files: cosine distance on the HNSW
 -- indexes (statements in plpython/codesift_db/dense.py), with the filters and
--- bounds every leg takes (live_files, leg_bounds: 003-lexical.sql) and, like
+-- bounds every leg takes (live_files, _leg_bounds: 003-lexical.sql) and, like
 -- every leg, JIT off.
 
-create or replace function codesift.dense_symbols(
+-- the names before they began with an underscore (internal: the pipeline calls them)
+drop function if exists codesift.dense_symbols(
+    bigint, vector, text, bigint[], text, text, text[], integer
+);
+drop function if exists codesift.dense_files(bigint, vector, text, bigint[], text, text, integer);
+
+create or replace function codesift._dense_symbols(
     tenant bigint, embedding vector, model text, repository_ids bigint[], path_prefix text,
     lang text, kinds text[], k integer
 )
@@ -20,7 +26,7 @@ as $$
 # one cached statement per filter combination: see plpython/codesift_db/dense.py
 from codesift_db import dense, plans
 try:
-    plans.run(plpy, "select codesift.leg_bounds($1, null, $2, $3)",
+    plans.run(plpy, "select codesift._leg_bounds($1, null, $2, $3)",
               ["int", "text[]", "bigint[]"], [k, kinds, repository_ids])
 except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
     plpy.error(e.args[0], sqlstate=e.sqlstate)
@@ -28,13 +34,13 @@ return dense.symbols(plpy, tenant, embedding, model, repository_ids, path_prefix
                      kinds, k)
 $$;
 
-comment on function codesift.dense_symbols(
+comment on function codesift._dense_symbols(
     bigint, vector, text, bigint[], text, text, text[], integer
 ) is
 'Dense leg over symbols: cosine distance on the HNSW index, with iterative scans so that '
 'filters still yield k rows.';
 
-create or replace function codesift.dense_files(
+create or replace function codesift._dense_files(
     tenant bigint, embedding vector, model text, repository_ids bigint[], path_prefix text,
     lang text, k integer
 )
@@ -50,12 +56,12 @@ set plan_cache_mode = force_custom_plan
 as $$
 from codesift_db import dense, plans
 try:
-    plans.run(plpy, "select codesift.leg_bounds($1, null, null, $2)", ["int", "bigint[]"],
+    plans.run(plpy, "select codesift._leg_bounds($1, null, null, $2)", ["int", "bigint[]"],
               [k, repository_ids])
 except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
     plpy.error(e.args[0], sqlstate=e.sqlstate)
 return dense.files(plpy, tenant, embedding, model, repository_ids, path_prefix, lang, k)
 $$;
 
-comment on function codesift.dense_files(bigint, vector, text, bigint[], text, text, integer) is
+comment on function codesift._dense_files(bigint, vector, text, bigint[], text, text, integer) is
 'Dense leg over files: cosine distance on the blobs'' HNSW index, live files passing filters.';

@@ -4,8 +4,12 @@
 -- these are cached; and without temporary tables, so that it runs on a hot standby.
 -- the signature before the walk named its tenant
 drop function if exists codesift.graph_walk(bigint[], text[], integer, double precision, integer);
+-- and the name before it began with an underscore (internal: the pipeline calls it)
+drop function if exists codesift.graph_walk(
+    bigint, bigint[], text[], integer, double precision, integer
+);
 
-create or replace function codesift.graph_walk(
+create or replace function codesift._graph_walk(
     tenant bigint, repository_ids bigint[], seeds text[], max_depth integer,
     decay double precision, fanout integer
 )
@@ -49,33 +53,33 @@ declare
     n integer;
 begin
     if max_depth is null or decay is null or fanout is null then
-        raise exception 'graph_walk: max_depth, decay and fanout must not be null'
+        raise exception '_graph_walk: max_depth, decay and fanout must not be null'
         using errcode = '22004';
     end if;
     if max_depth < 0 or max_depth > max_hops then
-        raise exception 'graph_walk: max_depth must be between 0 and % (got %)', max_hops, max_depth
+        raise exception '_graph_walk: max_depth must be between 0 and % (got %)', max_hops, max_depth
         using errcode = '22023';
     end if;
     -- not (0 < decay <= 1) also refuses NaN, which compares greater than every number
     if not (decay > 0 and decay <= 1) then
-        raise exception 'graph_walk: decay must be in (0, 1] (got %)', decay
+        raise exception '_graph_walk: decay must be in (0, 1] (got %)', decay
         using errcode = '22023';
     end if;
     if fanout < 0 or fanout > max_fanout then
-        raise exception 'graph_walk: fanout must be between 0 and % (got %)', max_fanout, fanout
+        raise exception '_graph_walk: fanout must be between 0 and % (got %)', max_fanout, fanout
         using errcode = '22023';
     end if;
     if coalesce(cardinality(seeds), 0) > max_seeds then
-        raise exception 'graph_walk: at most % seed paths (got %)', max_seeds, cardinality(seeds)
+        raise exception '_graph_walk: at most % seed paths (got %)', max_seeds, cardinality(seeds)
         using errcode = '22023';
     end if;
     if coalesce(cardinality(repository_ids), 0) > max_repositories then
-        raise exception 'graph_walk: at most % repositories (got %)',
+        raise exception '_graph_walk: at most % repositories (got %)',
             max_repositories, cardinality(repository_ids)
         using errcode = '22023';
     end if;
     if coalesce(cardinality(seeds), 0) * coalesce(cardinality(repository_ids), 0) > max_starts then
-        raise exception 'graph_walk: at most % seed paths times repositories (got % times %)',
+        raise exception '_graph_walk: at most % seed paths times repositories (got % times %)',
             max_starts, cardinality(seeds), cardinality(repository_ids)
         using errcode = '22023';
     end if;
@@ -93,20 +97,20 @@ begin
             seed.path,
             seed.ord as seed,
             r.ord as rank
-        from unnest(graph_walk.seeds) with ordinality as seed (path, ord)
-        cross join unnest(graph_walk.repository_ids) with ordinality as r (id, ord)
+        from unnest(_graph_walk.seeds) with ordinality as seed (path, ord)
+        cross join unnest(_graph_walk.repository_ids) with ordinality as r (id, ord)
         cross join
             lateral (
                 select 1 as edge
                 from codesift.code_symbol_edges as e
                 where
-                    e.tenant_id = graph_walk.tenant
+                    e.tenant_id = _graph_walk.tenant
                     and e.repository_id = r.id and e.source_path = seed.path
                 union all
                 select 1
                 from codesift.code_symbol_edges as e
                 where
-                    e.tenant_id = graph_walk.tenant
+                    e.tenant_id = _graph_walk.tenant
                     and e.repository_id = r.id and e.target_path = seed.path
                 limit 1
             ) as e
@@ -150,7 +154,7 @@ begin
                                 e1.id
                             from codesift.code_symbol_edges as e1
                             where
-                                e1.tenant_id = graph_walk.tenant
+                                e1.tenant_id = _graph_walk.tenant
                                 and e1.repository_id = w.repository_id
                                 and e1.source_path = w.path
                             union all
@@ -159,7 +163,7 @@ begin
                                 e2.id
                             from codesift.code_symbol_edges as e2
                             where
-                                e2.tenant_id = graph_walk.tenant
+                                e2.tenant_id = _graph_walk.tenant
                                 and e2.repository_id = w.repository_id
                                 and e2.target_path = w.path
                         ) as x
@@ -172,9 +176,9 @@ begin
                                 from unnest(seen_repository, seen_path) as v (repository_id, path)
                             )
                         order by x.id
-                        limit graph_walk.fanout
+                        limit _graph_walk.fanout
                     ) as e
-                where depth = 1 or w.path <> all(graph_walk.seeds)
+                where depth = 1 or w.path <> all(_graph_walk.seeds)
                 order by w.repository_id, e.path, w.ord, e.id
             ) as d
             order by d.ord, d.id
@@ -205,14 +209,14 @@ begin
     where exists (
         select 1 from codesift.files as f
         where
-            f.tenant_id = graph_walk.tenant
+            f.tenant_id = _graph_walk.tenant
             and f.repository_id = r.repository_id and f.path = r.path and f.live
     )
     order by r.repository_id, r.path;
 end;
 $fn$;
 
-comment on function codesift.graph_walk(
+comment on function codesift._graph_walk(
     bigint, bigint[], text[], integer, double precision, integer
 ) is
 'Breadth-first walk over resolved import edges in both directions from seed paths, at most '

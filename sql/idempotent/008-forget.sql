@@ -3,10 +3,13 @@
 -- blobs, so that a forgotten repository leaves no vocabulary behind. Each runs
 -- for the session's tenant only (codesift.current_tenant_id()).
 
+-- the name before it began with an underscore (internal: forget_repository calls it)
+drop function if exists codesift.collect_garbage();
+
 -- Blobs of the tenant that no file of any repository points at: their
 -- postings leave the statistics, then they go (symbols, imports, postings and
 -- vectors cascade).
-create or replace function codesift.collect_garbage()
+create or replace function codesift._collect_garbage()
 returns integer
 language plpgsql
 volatile
@@ -81,7 +84,7 @@ begin
 end
 $$;
 
-comment on function codesift.collect_garbage() is
+comment on function codesift._collect_garbage() is
 'Deletes the session tenant''s blobs that no file points at (with their symbols, imports, '
 'postings and vectors) and takes their postings out of the BM25 statistics; returns how many.';
 
@@ -109,7 +112,7 @@ begin
         using errcode = '42704', hint = 'codesift status lists the indexed repositories';
     end if;
     delete from codesift.repositories where tenant_id = tenant and id = repository;
-    return codesift.collect_garbage();
+    return codesift._collect_garbage();
 end
 $$;
 

@@ -45,7 +45,7 @@ def _symbols(db, ctx, depth=None, prefix=None, k=100):
     if depth is not None:
         db.execute("select set_config('codesift.bm25_depth', %s, false)", (str(depth),))
     rows = db.execute(
-        "select s.qualified_name, b.score from bm25_symbols(%s, %s, %s, %s, null, null, %s,"
+        "select s.qualified_name, b.score from _bm25_symbols(%s, %s, %s, %s, null, null, %s,"
         " 1.2, 0.75) b join code_symbols s on s.id = b.symbol_id",
         (ctx["tenant"], TERMS, [ctx["repo"]], prefix, k),
     ).fetchall()
@@ -57,7 +57,7 @@ def _files(db, ctx, depth=None, prefix=None, k=40):
     if depth is not None:
         db.execute("select set_config('codesift.bm25_depth', %s, false)", (str(depth),))
     rows = db.execute(
-        "select path, score from bm25_files(%s, %s, %s, %s, null, %s, 1.2, 0.75)",
+        "select path, score from _bm25_files(%s, %s, %s, %s, null, %s, 1.2, 0.75)",
         (ctx["tenant"], TERMS, [ctx["repo"]], prefix, k),
     ).fetchall()
     db.execute("reset codesift.bm25_depth")

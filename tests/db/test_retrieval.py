@@ -228,7 +228,7 @@ def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
     # would yield ~4; the leg's iterative scan keeps going; on a table this small the planner
     # may rightly prefer an exact sort of the few matching rows)
     found = db.execute(
-        "select count(*) from dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null,"
+        "select count(*) from _dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null,"
         " array['function'], 50)",
         (tenant, query, [bulk]),
     ).fetchone()[0]
@@ -407,7 +407,7 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
     db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
     repo = db.execute("select id from repositories where name = 'vault'").fetchone()[0]
     ids = dict(db.execute("select name, id from code_symbols where kind = 'function'").fetchall())
-    terms = db.execute("select query_terms('rotate signing key vault')").fetchone()[0]
+    terms = db.execute("select _query_terms('rotate signing key vault')").fetchone()[0]
     query = plans.load("stand_in_symbols")
     for n in range(8, 0, -1):  # psycopg's placeholders for the statement's $n
         query = query.replace(f"${n}", f"%(p{n})s")

@@ -81,18 +81,18 @@ def runner(db, app_connect, tenant_id: int, function: str) -> psycopg.Connection
 
 
 WALK = (
-    "select repository_id, path, hop, factor, via from codesift.graph_walk("
+    "select repository_id, path, hop, factor, via from codesift._graph_walk("
     "%s::bigint, %s::bigint[], %s::text[], %s::integer, %s::float8, %s::integer)"
 )
 
 
-# --- graph_walk ------------------------------------------------------------------------------
+# --- _graph_walk ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("fanout", [8, 100])
 def test_graph_walk_at_depth_5_on_a_clique_reaches_each_file_once(db, app_connect, clique, fanout):
     tenant, repo = clique["acme"]
-    conn = runner(db, app_connect, tenant, "graph_walk")
+    conn = runner(db, app_connect, tenant, "_graph_walk")
     rows = conn.execute(WALK, (tenant, [repo], ["m0.py"], 5, 0.85, fanout)).fetchall()
     paths = [r[1] for r in rows]
     assert len(paths) == len(set(paths)) == CLIQUE_SIZE - 1
@@ -109,7 +109,7 @@ def test_graph_walk_at_depth_5_on_a_clique_reaches_each_file_once(db, app_connec
 
 def test_graph_walk_from_every_file_returns_each_once(db, app_connect, clique):
     tenant, repo = clique["acme"]
-    conn = runner(db, app_connect, tenant, "graph_walk")
+    conn = runner(db, app_connect, tenant, "_graph_walk")
     seeds = sorted(MODULES)
     rows = conn.execute(WALK, (tenant, [repo], seeds, 5, 0.85, 8)).fetchall()
     paths = [r[1] for r in rows]
@@ -121,9 +121,9 @@ def test_graph_walk_from_every_file_returns_each_once(db, app_connect, clique):
 def test_graph_walk_stays_in_its_tenant(db, app_connect, clique):
     acme, _ = clique["acme"]
     globex, globex_repo = clique["globex"]
-    conn = runner(db, app_connect, acme, "graph_walk")
+    conn = runner(db, app_connect, acme, "_graph_walk")
     if conn is db:
-        pytest.skip("graph_walk is not executable by codesift_app: the owner bypasses nothing")
+        pytest.skip("_graph_walk is not executable by codesift_app: the owner bypasses nothing")
     for tenant in (acme, globex):
         walk = (tenant, [globex_repo], ["m0.py"], 5, 0.85, 8)
         assert conn.execute(WALK, walk).fetchall() == []
@@ -156,10 +156,10 @@ def test_graph_walk_refuses_unbounded_arguments(
     db, app_connect, clique, depth, decay, fanout, sqlstate, says
 ):
     tenant, repo = clique["acme"]
-    conn = runner(db, app_connect, tenant, "graph_walk")
+    conn = runner(db, app_connect, tenant, "_graph_walk")
     refused(
         conn,
-        "select count(*) from codesift.graph_walk("
+        "select count(*) from codesift._graph_walk("
         "%s::bigint, %s, %s, %s::integer, %s::float8, %s::integer)",
         (tenant, [repo], ["m0.py"], depth, decay, fanout),
         sqlstate,
@@ -169,7 +169,7 @@ def test_graph_walk_refuses_unbounded_arguments(
 
 def test_graph_walk_refuses_huge_seed_and_repository_arrays(db, app_connect, clique):
     tenant, repo = clique["acme"]
-    conn = runner(db, app_connect, tenant, "graph_walk")
+    conn = runner(db, app_connect, tenant, "_graph_walk")
     seeds = [f"m{i}.py" for i in range(100_000)]
     refused(conn, WALK, (tenant, [repo], seeds, 2, 0.85, 8), says="seed")
     repos = list(range(1, 50_001))
@@ -198,21 +198,21 @@ def test_pack_context_at_graph_depth_5_on_a_clique(app_connect, clique):
 # --- the legs --------------------------------------------------------------------------------
 
 LEGS = {
-    "tsrank_symbols": "codesift.tsrank_symbols(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    "_tsrank_symbols": "codesift._tsrank_symbols(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
     " null, null, %(kinds)s::text[], %(k)s::integer)",
-    "tsrank_files": "codesift.tsrank_files(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    "_tsrank_files": "codesift._tsrank_files(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
     " null, null, %(k)s::integer)",
-    "bm25_symbols": "codesift.bm25_symbols(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    "_bm25_symbols": "codesift._bm25_symbols(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
     " null, null, %(kinds)s::text[], %(k)s::integer, 1.2, 0.75)",
-    "bm25_files": "codesift.bm25_files(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
+    "_bm25_files": "codesift._bm25_files(%(t)s, %(terms)s::text[], %(repos)s::bigint[],"
     " null, null, %(k)s::integer, 1.2, 0.75)",
-    "dense_symbols": "codesift.dense_symbols(%(t)s, %(vec)s::vector, '" + MODEL + "',"
+    "_dense_symbols": "codesift._dense_symbols(%(t)s, %(vec)s::vector, '" + MODEL + "',"
     " %(repos)s::bigint[], null, null, %(kinds)s::text[], %(k)s::integer)",
-    "dense_files": "codesift.dense_files(%(t)s, %(vec)s::vector, '" + MODEL + "',"
+    "_dense_files": "codesift._dense_files(%(t)s, %(vec)s::vector, '" + MODEL + "',"
     " %(repos)s::bigint[], null, null, %(k)s::integer)",
 }
-TAKES_TERMS = {"tsrank_symbols", "tsrank_files", "bm25_symbols", "bm25_files"}
-TAKES_KINDS = {"tsrank_symbols", "bm25_symbols", "dense_symbols"}
+TAKES_TERMS = {"_tsrank_symbols", "_tsrank_files", "_bm25_symbols", "_bm25_files"}
+TAKES_KINDS = {"_tsrank_symbols", "_bm25_symbols", "_dense_symbols"}
 
 
 def _leg(db, app_connect, clique, leg, **overrides):

@@ -65,7 +65,7 @@ def test_sees_only_its_tenant_whatever_it_sets(two, login_role):
         assert "acmezebra" in text and "globex" not in text, setting
         # a leg asked for the other tenant by id returns nothing
         leg = (
-            "select count(*) from bm25_symbols(%s::bigint, array['token', 'vault'],"
+            "select count(*) from _bm25_symbols(%s::bigint, array['token', 'vault'],"
             " %s::bigint[], null, null, null, 10, 1.2, 0.75)"
         )
         assert conn.execute(leg, (globex.id, [globex.repo_id])).fetchone()[0] == 0

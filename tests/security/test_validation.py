@@ -117,7 +117,7 @@ def test_an_ascii_tenant_id_still_works(two, app_connect):
 
 
 BM25 = (
-    "select count(*) from codesift.bm25_symbols(%s, array['redirects'], %s::bigint[], null, null,"
+    "select count(*) from codesift._bm25_symbols(%s, array['redirects'], %s::bigint[], null, null,"
     " null, 10, 1.2, 0.75)"
 )
 
@@ -125,7 +125,7 @@ BM25 = (
 def _runner(db, app_connect, tenant_id):
     allowed = db.execute(
         "select has_function_privilege('codesift_app',"
-        " 'codesift.bm25_symbols(bigint,text[],bigint[],text,text,text[],integer,float8,float8)',"
+        " 'codesift._bm25_symbols(bigint,text[],bigint[],text,text,text[],integer,float8,float8)',"
         " 'execute')"
     ).fetchone()[0]
     if allowed:
@@ -163,7 +163,7 @@ def test_a_bad_bm25_depth_is_a_clear_error(db, two, acme, app_connect, depth):
 @pytest.mark.parametrize("depth, reads", [("", 1000), (" 2500 ", 2500), ("-5", 1), ("0", 1)])
 def test_a_good_bm25_depth_is_read(db, acme, depth, reads):
     db.execute("select set_config('codesift.bm25_depth', %s, false)", (depth,))
-    assert db.execute("select codesift.bm25_depth()").fetchone()[0] == reads
+    assert db.execute("select codesift._bm25_depth()").fetchone()[0] == reads
     acme.execute("select set_config('codesift.bm25_depth', %s, false)", (depth,))
     assert acme.execute(
         "select count(*) from codesift.pack_context('follow_redirects', repo => 'shared')"

@@ -1,4 +1,4 @@
-"""The graph stage: codesift.graph_walk (sql/idempotent/005-graph.sql) from the top hits'
+"""The graph stage: codesift._graph_walk (sql/idempotent/005-graph.sql) from the top hits'
 files over resolved import edges, both directions; a file reached scores its seed's score
 times hop_decay per hop times its path prior, and the best GRAPH_NODES new ones become
 candidates."""
@@ -14,7 +14,8 @@ GRAPH_NODES = 24  # files the walk may add, best (seed score x hop decay) first
 # it ranks below the hits its hop decay would otherwise tie it with
 NEIGHBOUR_WEIGHT = 0.7
 GRAPH_WALK = (
-    "select repository_id, path, hop, factor, via from codesift.graph_walk($1, $2, $3, $4, $5, $6)",
+    "select repository_id, path, hop, factor, via"
+    " from codesift._graph_walk($1, $2, $3, $4, $5, $6)",
     ["bigint", "bigint[]", "text[]", "int", "float8", "int"],
 )
 

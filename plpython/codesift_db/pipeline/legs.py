@@ -1,6 +1,6 @@
 """The four legs, each over symbols and over files, every filter applied before its top k:
-BM25 (codesift.bm25_*, sql/idempotent/003-lexical.sql) or ts_rank_cd (codesift.tsrank_*,
-the same file) over the query terms, and HNSW (codesift.dense_*, 004-dense.sql -> dense.py)
+BM25 (codesift._bm25_*, sql/idempotent/003-lexical.sql) or ts_rank_cd (codesift._tsrank_*,
+the same file) over the query terms, and HNSW (codesift._dense_*, 004-dense.sql -> dense.py)
 over the query vector. Each leg is a SQL function of its own: these are calls to it."""
 
 from .. import plans
@@ -10,29 +10,29 @@ SYMBOL_DEPTH = 40  # rows taken from each symbol leg
 FILE_DEPTH = 30  # rows taken from each file leg
 
 BM25_SYMBOLS = (
-    "select symbol_id, score from codesift.bm25_symbols($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    "select symbol_id, score from codesift._bm25_symbols($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     ["bigint", "text[]", "bigint[]", "text", "text", "text[]", "int", "float8", "float8"],
 )
 BM25_FILES = (
-    "select repository_id, path, score from codesift.bm25_files($1, $2, $3, $4, $5, $6, $7, $8)",
+    "select repository_id, path, score from codesift._bm25_files($1, $2, $3, $4, $5, $6, $7, $8)",
     ["bigint", "text[]", "bigint[]", "text", "text", "int", "float8", "float8"],
 )
 TSRANK_SYMBOLS = (
-    "select symbol_id, score from codesift.tsrank_symbols($1, $2, $3, $4, $5, $6, $7)",
+    "select symbol_id, score from codesift._tsrank_symbols($1, $2, $3, $4, $5, $6, $7)",
     ["bigint", "text[]", "bigint[]", "text", "text", "text[]", "int"],
 )
 TSRANK_FILES = (
-    "select repository_id, path, score from codesift.tsrank_files($1, $2, $3, $4, $5, $6)",
+    "select repository_id, path, score from codesift._tsrank_files($1, $2, $3, $4, $5, $6)",
     ["bigint", "text[]", "bigint[]", "text", "text", "int"],
 )
 DENSE_SYMBOLS = (
-    "select symbol_id, distance from codesift.dense_symbols("
+    "select symbol_id, distance from codesift._dense_symbols("
     "$1, $2::vector, $3, $4, $5, $6, $7, $8)",
     ["bigint", "text", "text", "bigint[]", "text", "text", "text[]", "int"],
 )
 DENSE_FILES = (
     "select repository_id, path, distance from "
-    "codesift.dense_files($1, $2::vector, $3, $4, $5, $6, $7)",
+    "codesift._dense_files($1, $2::vector, $3, $4, $5, $6, $7)",
     ["bigint", "text", "text", "bigint[]", "text", "text", "int"],
 )
 

@@ -9,8 +9,8 @@ MAX_BUDGET = 200_000
 # Bounds on what a caller may ask (each also checked by the SQL function that does the work):
 # a question is text a person or an agent wrote, a 300-word bug report is ~2,000 characters
 MAX_QUERY_CHARS = 200_000
-MAX_KINDS = 64  # symbol kinds in a filter (codesift.leg_bounds)
-MAX_SEARCH_K = 1000  # hybrid_search's k (codesift.leg_bounds' k at most)
+MAX_KINDS = 64  # symbol kinds in a filter (codesift._leg_bounds)
+MAX_SEARCH_K = 1000  # hybrid_search's k (codesift._leg_bounds' k at most)
 INVALID = "22023"  # invalid_parameter_value
 NULL_VALUE = "22004"  # null_value_not_allowed
 FLOAT_KNOBS = ("hop_decay", "jaccard_threshold", "recency_lambda", "lexical_weight", "dense_weight")

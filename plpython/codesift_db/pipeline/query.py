@@ -12,7 +12,7 @@ PAIR_TERMS = 12  # terms paired for the two-term test (66 pairs); a longer query
 
 
 def terms(query: str) -> list[str]:
-    """Identifier-split OR terms of the question (what codesift.query_terms returns)."""
+    """Identifier-split OR terms of the question (what codesift._query_terms returns)."""
     return list(identifiers.query_terms(query) or [])
 
 
