@@ -1,0 +1,68 @@
+"""The loader, ask, status and forget run without superuser: as codesift_loader, directly
+or switched to from a superuser DSN, under row-level security."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from codesift.db import acting_as_loader
+from psycopg.conninfo import make_conninfo
+
+from .two_tenants import COMMON, secret_files
+
+CODESIFT = Path(sys.executable).with_name("codesift")
+
+
+def _cli(dsn, *args):
+    return subprocess.run(
+        [str(CODESIFT), *args],
+        env={**os.environ, "CODESIFT_DSN": dsn},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_superuser_connection_works_as_the_loader_under_rls(db):
+    db.execute("insert into tenants (name) values ('acme')")
+    db.execute(
+        "insert into blobs (tenant_id, sha, size, content)"
+        " select id, repeat('a', 40), 1, 'x' from tenants where name = 'acme'"
+    )
+    with acting_as_loader(db):
+        row = db.execute(
+            "select current_user, (select rolsuper from pg_roles where rolname = current_user)"
+        ).fetchone()
+        assert row == ("codesift_loader", False)
+        db.execute("select set_config('app.current_tenant_id', '', false)")
+        assert db.execute("select count(*) from blobs").fetchone()[0] == 0  # no tenant: nothing
+    assert db.execute("select current_user").fetchone()[0] == "postgres"
+    assert db.execute("select count(*) from blobs").fetchone()[0] == 1
+
+
+def test_every_cli_command_but_migrate_works_with_the_loader_role_alone(dsn, make_repo, db):
+    loader = make_conninfo(dsn, user="codesift_loader")
+    root = make_repo({**COMMON, **secret_files("acme")}, name="acme-shared")
+    index = _cli(loader, "index", str(root), "--name", "shared", "--tenant", "acme", "--no-embed")
+    assert index.returncode == 0, index.stderr
+    ask = _cli(loader, "ask", "token vault zebra", "--repo", "shared", "--tenant", "acme")
+    assert ask.returncode == 0, ask.stderr
+    assert "acmezebra" in ask.stdout
+    status = _cli(loader, "status")
+    assert status.returncode == 0 and "shared" in status.stdout, status.stderr
+    forget = _cli(loader, "forget", "shared", "--tenant", "acme", "--yes")
+    assert forget.returncode == 0, forget.stderr
+    assert db.execute("select count(*) from files").fetchone()[0] == 0
+    # migrate needs the owner: a clear one-line refusal, nothing changed
+    migrate = _cli(loader, "migrate")
+    assert migrate.returncode == 1 and "Traceback" not in migrate.stderr
+
+
+def test_the_application_role_cannot_create_tenants_through_the_loader(dsn, make_repo):
+    app = make_conninfo(dsn, user="codesift_app")
+    root = make_repo({"a.py": "x = 1\n"}, name="plain")
+    index = _cli(app, "index", str(root), "--tenant", "newcomer", "--no-embed")
+    assert index.returncode == 1, index.stdout
+    assert "Traceback" not in index.stderr and len(index.stderr.strip().splitlines()) <= 3
