@@ -1,17 +1,30 @@
 """Fixtures: a real PostgreSQL (CODESIFT_DSN, else the embedded cluster), a
-template database migrated once per session, and a fresh clone of it per test."""
+template database migrated once per session, and a fresh clone of it per test.
+
+Sample repositories that many tests index are indexed once per session into a
+snapshot database (a clone of the migrated template); each test gets the snapshot's
+rows copied into its own fresh clone and the repositories copied into its own
+folder (`Snapshots.load`), so a test that changes them changes only its copy.
+"""
 
 import os
+import re
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import psycopg
 import pytest
 from codesift.db import current_dsn
 from codesift.migrate import migrate
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pytest_postgresql import factories
+from pytest_postgresql.executors import NoopExecutor
+from pytest_postgresql.janitor import DatabaseJanitor
 
 SERVER = conninfo_to_dict(current_dsn())
 CONNECT = {
@@ -45,7 +58,7 @@ def _dsn_of(conn: psycopg.Connection, **overrides) -> str:
 
 
 @pytest.fixture
-def db(postgresql: psycopg.Connection) -> psycopg.Connection:
+def db(postgresql: psycopg.Connection, snapshots: "Snapshots") -> psycopg.Connection:
     """A superuser connection to a fresh, migrated database (autocommit)."""
     postgresql.autocommit = True
     # database-level settings are not copied from a template: set it again
@@ -79,19 +92,186 @@ def app_connect(db: psycopg.Connection) -> Iterator[Callable[..., psycopg.Connec
         conn.close()
 
 
-@pytest.fixture
-def make_repo(tmp_path: Path) -> Callable[..., Path]:
-    """Create a real git repository in a temp folder from {path: text}."""
+class RepoMaker:
+    """make_repo(files, name): a real git repository in folder/name from {path: text}."""
 
-    def make(files: dict[str, str], name: str = "repo") -> Path:
-        root = tmp_path / name
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __call__(self, files: dict[str, str], name: str = "repo") -> Path:
+        root = self.folder / name
         root.mkdir()
         git(root, "init", "-q", "-b", "main")
         write_files(root, files)
         commit(root, "initial")
         return root
 
-    return make
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> RepoMaker:
+    """Create a real git repository in the test's temp folder from {path: text}."""
+    return RepoMaker(tmp_path)
+
+
+T = TypeVar("T")
+_SESSION_SNAPSHOTS: "Snapshots | None" = None
+
+
+@dataclass
+class Snapshot:
+    """A database that the sample repositories were indexed into, and its repositories."""
+
+    dbname: str
+    folder: Path  # the repositories it indexed, each a folder here
+    value: Any  # what the indexing function returned
+    fresh: tuple  # the state of a freshly migrated database, which a restore starts from
+    tables: list[tuple[str, list[str]]]  # (table, its stored columns) whose rows are copied
+
+
+class Snapshots:
+    """Indexed once per session, copied into each test's fresh database.
+
+    load(key, index, dsn, make_repo): the first call of the session runs index(dsn, make_repo)
+    against a new clone of the migrated template with a session folder for its repositories;
+    every call then copies that database's codesift rows and sequences into the test's
+    database (triggers off: the extraction already ran) and the repositories into
+    make_repo's folder (origins rewritten to the copies), and returns index's value. When
+    the test's database is not a fresh clone (the test indexed something first) it runs
+    index(dsn, make_repo) there instead. index's value must not hold make_repo's paths:
+    the copies have the same names in the test's folder.
+    """
+
+    def __init__(self, template: NoopExecutor, folder: Path) -> None:
+        self.template = template
+        self.folder = folder
+        self.built: dict[str, Snapshot] = {}
+        self.created: set[str] = set()
+
+    def load(self, key: str, index: Callable[[str, RepoMaker], T], dsn: str, make_repo) -> T:
+        snap = self.built.get(key) or self._build(key, index)
+        if not self._restore(snap, dsn, make_repo.folder):
+            return index(dsn, make_repo)
+        value: T = snap.value
+        return value
+
+    def _dsn(self, dbname: str) -> str:
+        t = self.template
+        return make_conninfo(
+            host=t.host, port=t.port, user=t.user, password=t.password or None, dbname=dbname
+        )
+
+    def _janitor(self, dbname: str) -> DatabaseJanitor:
+        t = self.template
+        return DatabaseJanitor(
+            user=t.user,
+            host=t.host,
+            port=t.port,
+            dbname=dbname,
+            template_dbname=t.template_dbname,
+            maintenance_dbname=t.maintenance_dbname,
+            password=t.password,
+        )
+
+    def _build(self, key: str, index: Callable[[str, RepoMaker], Any]) -> Snapshot:
+        dbname = f"codesift_snap_{os.getpid()}_{re.sub(r'[^a-z0-9_]', '_', key.lower())}"[:63]
+        janitor = self._janitor(dbname)
+        janitor.drop()
+        self.created.add(dbname)
+        janitor.init()
+        folder = self.folder / dbname
+        shutil.rmtree(folder, ignore_errors=True)  # a build that failed in an earlier test
+        folder.mkdir()
+        dsn = self._dsn(dbname)
+        with psycopg.connect(dsn) as conn:
+            fresh = _state(conn)
+        value = index(dsn, RepoMaker(folder))
+        with psycopg.connect(dsn) as conn:
+            empty = {t for (t, n) in fresh[0] if n == 0}
+            tables = [(t, cols) for t, cols in _tables(conn) if _count(conn, t) or t not in empty]
+        snap = self.built[key] = Snapshot(dbname, folder, value, fresh, tables)
+        return snap
+
+    def _restore(self, snap: Snapshot, dsn: str, folder: Path) -> bool:
+        with psycopg.connect(self._dsn(snap.dbname)) as src, psycopg.connect(dsn) as dst:
+            if _state(dst) != snap.fresh:
+                return False
+            dst.execute("set session_replication_role = replica")  # no triggers, no FK checks
+            for table, cols in snap.tables:
+                name = sql.Identifier("codesift", table)
+                columns = sql.SQL(", ").join(map(sql.Identifier, cols))
+                read = sql.SQL("copy (select {} from only {}) to stdout (format binary)")
+                write = sql.SQL("copy {} ({}) from stdin (format binary)")
+                dst.execute(sql.SQL("delete from only {}").format(name))
+                with (
+                    src.cursor().copy(read.format(columns, name)) as rows,
+                    dst.cursor().copy(write.format(name, columns)) as into,
+                ):
+                    for block in rows:
+                        into.write(block)
+            for sequence, last in src.execute(
+                "select format('codesift.%I', sequencename), last_value from pg_sequences"
+                " where schemaname = 'codesift' and last_value is not null"
+            ).fetchall():
+                dst.execute("select setval(%s::regclass, %s)", (sequence, last))
+            for repo in sorted(snap.folder.iterdir()):
+                shutil.copytree(repo, folder / repo.name, symlinks=True)
+            dst.execute(
+                "update codesift.repositories set origin = %s || substr(origin, %s)"
+                " where starts_with(origin, %s)",
+                (str(folder), len(str(snap.folder)) + 1, f"{snap.folder}/"),
+            )
+        return True
+
+    def drop(self) -> None:
+        for dbname in self.created:
+            self._janitor(dbname).drop()
+
+
+def _tables(conn: psycopg.Connection) -> list[tuple[str, list[str]]]:
+    """The codesift schema's tables and their stored (not generated) columns."""
+    return conn.execute(
+        "select c.relname, array_agg(a.attname::text order by a.attnum)"
+        " from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+        " join pg_attribute a on a.attrelid = c.oid"
+        " where n.nspname = 'codesift' and c.relkind = 'r'"
+        " and a.attnum > 0 and not a.attisdropped and a.attgenerated = ''"
+        " group by c.relname order by c.relname"
+    ).fetchall()
+
+
+def _count(conn: psycopg.Connection, table: str) -> int:
+    query = sql.SQL("select count(*) from only codesift.{}").format(sql.Identifier(table))
+    row = conn.execute(query).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _state(conn: psycopg.Connection) -> tuple:
+    """Rows per table and sequence positions: equal for every fresh clone of the template."""
+    counts = tuple((t, _count(conn, t)) for t, _ in _tables(conn))
+    sequences = conn.execute(
+        "select sequencename, last_value from pg_sequences where schemaname = 'codesift' order by 1"
+    ).fetchall()
+    return counts, tuple(sequences)
+
+
+@pytest.fixture(scope="session")
+def snapshots(
+    codesift_template: NoopExecutor, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Snapshots]:
+    """The session's snapshot databases (dropped at the end of the session)."""
+    global _SESSION_SNAPSHOTS
+    registry = Snapshots(codesift_template, tmp_path_factory.mktemp("snapshots"))
+    _SESSION_SNAPSHOTS = registry
+    yield registry
+    _SESSION_SNAPSHOTS = None
+    registry.drop()
+
+
+def session_snapshots() -> Snapshots | None:
+    """The snapshots fixture's registry while a database test runs (for helpers that are
+    plain functions, such as tests/security/two_tenants.py), else None."""
+    return _SESSION_SNAPSHOTS
 
 
 def git(root: Path, *args: str) -> str:

@@ -30,11 +30,16 @@ FILES = {
 TERMS = ["retry"]
 
 
-@pytest.fixture
-def indexed(db, dsn, make_repo):
+def _index_jobs(dsn, make_repo):
     root = make_repo(FILES, name="jobs")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="jobs", tenant="acme", show_progress=False, embed=False)
+
+
+@pytest.fixture
+def indexed(db, dsn, make_repo, snapshots):
+    """jobs indexed for acme (once per session, copied into this test's database)."""
+    snapshots.load("bm25_jobs", _index_jobs, dsn, make_repo)
     tenant, repo = db.execute(
         "select t.id, r.id from tenants t join repositories r on r.tenant_id = t.id"
     ).fetchone()

@@ -184,11 +184,10 @@ def javascript_repo(root: Path) -> list[tuple[str, str, int]]:
     return out
 
 
-@pytest.fixture
-def two_codebases(db, dsn, tmp_path):
-    py_root = tmp_path / "click"
+def _index_two_codebases(dsn, make_repo):
+    py_root = make_repo.folder / "click"
     shutil.copytree(Path(click.__file__).parent, py_root, ignore=shutil.ignore_patterns("*.pyc"))
-    js_root = tmp_path / "minijs"
+    js_root = make_repo.folder / "minijs"
     js_root.mkdir()
     pairs = {"click": python_definitions(py_root), "minijs": javascript_repo(js_root)}
     for name, root in (("click", py_root), ("minijs", js_root)):
@@ -196,6 +195,13 @@ def two_codebases(db, dsn, tmp_path):
         commit(root, "import")
         with psycopg.connect(dsn) as conn:
             index_repository(conn, root, name=name, tenant="t", embed=False, show_progress=False)
+    return pairs
+
+
+@pytest.fixture
+def two_codebases(db, dsn, make_repo, snapshots):
+    """click and minijs indexed for t (once per session, copied into this test's database)."""
+    pairs = snapshots.load("two_codebases", _index_two_codebases, dsn, make_repo)
     tenant = db.execute("select id from codesift.tenants where name = 't'").fetchone()[0]
     return tenant, pairs
 

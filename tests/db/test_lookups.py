@@ -26,11 +26,16 @@ FILES = {
 }
 
 
-@pytest.fixture
-def indexed(db, dsn, make_repo, app_connect):
+def _index_lookups(dsn, make_repo):
     root = make_repo(FILES, name="lookups")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="lookups", tenant="t1", embed=False, show_progress=False)
+
+
+@pytest.fixture
+def indexed(db, dsn, make_repo, app_connect, snapshots):
+    """lookups indexed for t1 (once per session, copied into this test's database)."""
+    snapshots.load("lookups", _index_lookups, dsn, make_repo)
     tenant = db.execute("select id from codesift.tenants where name = 't1'").fetchone()[0]
     return app_connect(tenant)
 

@@ -96,14 +96,19 @@ FILES = {
 }
 
 
-@pytest.fixture
-def indexed(db, dsn, make_repo):
+def _index_requestsish(dsn, make_repo):
     root = make_repo(FILES, name="requestsish")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="requestsish", tenant="acme", show_progress=False)
+
+
+@pytest.fixture
+def indexed(db, dsn, make_repo, snapshots):
+    """requestsish indexed for acme (once per session, copied into this test's database)."""
+    snapshots.load("requestsish", _index_requestsish, dsn, make_repo)
     tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
     db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
-    return {"root": root, "tenant": tenant}
+    return {"root": make_repo.folder / "requestsish", "tenant": tenant}
 
 
 def _pack(db, query, **kw):

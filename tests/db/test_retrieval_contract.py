@@ -88,10 +88,15 @@ def _tenant(db, name):
     return db.execute("select id from tenants where name = %s", (name,)).fetchone()[0]
 
 
+def _index_app(dsn, make_repo):
+    _index(dsn, make_repo(FILES, name="app"), "app", "acme")
+
+
 @pytest.fixture
-def app_repo(db, dsn, make_repo):
-    root = make_repo(FILES, name="app")
-    _index(dsn, root, "app", "acme")
+def app_repo(db, dsn, make_repo, snapshots):
+    """app indexed for acme (once per session, copied into this test's database)."""
+    snapshots.load("contract_app", _index_app, dsn, make_repo)
+    root = make_repo.folder / "app"
     db.execute("select set_config('app.current_tenant_id', %s, false)", (str(_tenant(db, "acme")),))
     return root
 

@@ -4,11 +4,14 @@ acme and globex both index a repository called 'shared' whose files mostly agree
 also has a file the other must never see (secret_<tenant>.py, with a marker word in it).
 """
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 from codesift.indexer import index_repository
+
+from tests.conftest import session_snapshots
 
 COMMON = {
     "app/session.py": (
@@ -43,7 +46,23 @@ class Tenant:
 
 
 def index_two_tenants(dsn: str, make_repo, repo_name: str = "shared") -> dict[str, Tenant]:
-    result = {}
+    """Both tenants' repositories indexed into the test's database at dsn, from repositories
+    in make_repo's folder. Indexed once per session and copied into each test's database
+    (tests/conftest.py Snapshots), or indexed here when that database is not a fresh one."""
+    snapshots = session_snapshots()
+    index = functools.partial(_index_two_tenants, repo_name=repo_name)
+    if snapshots is None:
+        ids = index(dsn, make_repo)
+    else:
+        ids = snapshots.load(f"two_tenants_{repo_name}", index, dsn, make_repo)
+    return {
+        name: Tenant(name, tenant_id, repo_id, make_repo.folder / f"{name}-{repo_name}")
+        for name, (tenant_id, repo_id) in ids.items()
+    }
+
+
+def _index_two_tenants(dsn: str, make_repo, repo_name: str) -> dict[str, tuple[int, int]]:
+    ids = {}
     for name in ("acme", "globex"):
         root = make_repo({**COMMON, **secret_files(name)}, name=f"{name}-{repo_name}")
         with psycopg.connect(dsn) as conn:
@@ -57,8 +76,8 @@ def index_two_tenants(dsn: str, make_repo, repo_name: str = "shared") -> dict[st
                 "select id from codesift.repositories where tenant_id = %s and name = %s",
                 (tenant_id, repo_name),
             ).fetchone()[0]
-        result[name] = Tenant(name, tenant_id, repo_id, root)
-    return result
+        ids[name] = (tenant_id, repo_id)
+    return ids
 
 
 def tenant_tables(db) -> list[str]:
