@@ -63,6 +63,29 @@ comment on function codesift.current_tenant_id() is
 'The tenant this session acts as: a per-tenant login role''s own tenant, else (application '
 'and loader roles) app.current_tenant_id, else null. Every row-level policy compares with it.';
 
+-- The session's tenant for functions that write or remove a tenant's data: an
+-- error, not an empty result, when there is none.
+create or replace function codesift._required_tenant()
+returns bigint
+language plpgsql
+stable
+security invoker
+set search_path = codesift, pg_catalog
+as $$
+declare
+    tenant bigint := codesift.current_tenant_id();
+begin
+    if tenant is null then
+        raise exception 'no tenant is set for this session'
+        using errcode = '42501', hint = 'set app.current_tenant_id to your tenant''s id first';
+    end if;
+    return tenant;
+end
+$$;
+
+comment on function codesift._required_tenant() is
+'codesift.current_tenant_id(), or error 42501 when the session acts as no tenant.';
+
 alter table codesift.tenants enable row level security;
 alter table codesift.tenants force row level security;
 drop policy if exists tenant_isolation on codesift.tenants;

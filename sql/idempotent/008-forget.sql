@@ -17,13 +17,9 @@ security invoker
 set search_path = codesift, public
 as $$
 declare
-    tenant bigint := codesift.current_tenant_id();
+    tenant bigint := codesift._required_tenant();
     doomed text[];
 begin
-    if tenant is null then
-        raise exception 'no tenant is set for this session'
-        using errcode = '42501', hint = 'set app.current_tenant_id to your tenant''s id first';
-    end if;
     doomed := array(
         select b.sha from codesift.blobs as b
         where
@@ -96,13 +92,9 @@ security invoker
 set search_path = codesift, public
 as $$
 declare
-    tenant bigint := codesift.current_tenant_id();
+    tenant bigint := codesift._required_tenant();
     repository bigint;
 begin
-    if tenant is null then
-        raise exception 'no tenant is set for this session'
-        using errcode = '42501', hint = 'set app.current_tenant_id to your tenant''s id first';
-    end if;
     select r.id into repository
     from codesift.repositories as r
     where r.tenant_id = tenant and r.name = repo
@@ -128,12 +120,8 @@ security invoker
 set search_path = codesift, public
 as $$
 declare
-    tenant bigint := codesift.current_tenant_id();
+    tenant bigint := codesift._required_tenant();
 begin
-    if tenant is null then
-        raise exception 'no tenant is set for this session'
-        using errcode = '42501', hint = 'set app.current_tenant_id to your tenant''s id first';
-    end if;
     -- every table's rows of the tenant cascade from it
     delete from codesift.tenants where id = tenant;
 end

@@ -12,6 +12,8 @@ import psycopg
 import pytest
 from codesift.indexer import index_repository
 
+from .refusals import refused
+
 CLIQUE_SIZE = 12
 CLIQUE = {
     f"m{i}.py": "\n".join(f"from . import m{j}" for j in range(CLIQUE_SIZE) if j != i)
@@ -49,20 +51,6 @@ def clique(db, dsn, make_repo):
             (tenant,),
         ).fetchone()
     return out
-
-
-def refused(conn, sql, params=None, sqlstate="22023", says=None) -> psycopg.Error:
-    """Run sql, expect it to fail with sqlstate (and a message containing says), cleanly."""
-    with pytest.raises(psycopg.Error) as info:
-        conn.execute(sql, params)
-    error = info.value
-    assert error.sqlstate == sqlstate, str(error)
-    if says is not None:
-        assert says in error.diag.message_primary, error.diag.message_primary
-    assert error.diag.message_hint != "None"
-    assert "HINT:  None" not in str(error) and "HINT: None" not in str(error)
-    assert conn.execute("select 1").fetchone()[0] == 1  # the session goes on
-    return error
 
 
 def runner(db, app_connect, tenant_id: int, function: str) -> psycopg.Connection:

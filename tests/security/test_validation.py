@@ -8,6 +8,7 @@ the application role with acme's tenant set.
 import psycopg
 import pytest
 
+from .refusals import refused
 from .two_tenants import index_two_tenants
 
 FLOAT_KNOBS = ["hop_decay", "jaccard_threshold", "recency_lambda", "lexical_weight", "dense_weight"]
@@ -28,19 +29,6 @@ def two(dsn, make_repo):
 @pytest.fixture
 def acme(two, app_connect):
     return app_connect(two["acme"].id)
-
-
-def refused(conn, sql, params=None, sqlstate="22023", says=None) -> psycopg.Error:
-    with pytest.raises(psycopg.Error) as info:
-        conn.execute(sql, params)
-    error = info.value
-    assert error.sqlstate == sqlstate, str(error)
-    if says is not None:
-        assert says in error.diag.message_primary, error.diag.message_primary
-    assert error.diag.message_hint != "None"
-    assert "HINT:  None" not in str(error) and "HINT: None" not in str(error)
-    assert conn.execute("select 1").fetchone()[0] == 1
-    return error
 
 
 @pytest.mark.parametrize("value", NON_FINITE)
