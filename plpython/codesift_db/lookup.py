@@ -251,7 +251,7 @@ def related_files(plpy, path, repo, depth, max_results) -> list[dict]:
 def _walk(plpy, tenant: int, repo_id: int, repo_name: str, start: str, depth: int) -> list:
     seen = {start}
     frontier = [start]
-    out = []
+    out: list[dict] = []
     for hop in range(1, depth + 1):
         if not frontier:
             break

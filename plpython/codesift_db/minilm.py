@@ -274,6 +274,16 @@ class _Layer:
         "ff2_b",
         "ln2",
     )
+    qkv_w: np.ndarray
+    qkv_b: np.ndarray
+    out_w: np.ndarray
+    out_b: np.ndarray
+    ln1: tuple[np.ndarray, np.ndarray]  # gamma, beta
+    ff1_w: np.ndarray
+    ff1_b: np.ndarray
+    ff2_w: np.ndarray
+    ff2_b: np.ndarray
+    ln2: tuple[np.ndarray, np.ndarray]
 
 
 def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
