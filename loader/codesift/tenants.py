@@ -36,11 +36,14 @@ def create_tenant(conn: psycopg.Connection, name: str) -> tuple[int, bool]:
     """The tenant's id, and whether it was created now."""
     if not name.strip():
         raise CodesiftError("a tenant name must not be empty")
-    row = conn.execute(
-        "insert into codesift.tenants (name) values (%s)"
-        " on conflict (name) do nothing returning id",
-        (name,),
-    ).fetchone()
+    try:
+        row = conn.execute(
+            "insert into codesift.tenants (name) values (%s)"
+            " on conflict (name) do nothing returning id",
+            (name,),
+        ).fetchone()
+    except psycopg.errors.CheckViolation:
+        raise CodesiftError("a tenant name is at most 200 characters") from None
     if row:
         return row[0], True
     return tenant_id(conn, name), False

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
+import pytest
 from codesift.db import acting_as_loader
 from psycopg.conninfo import make_conninfo
 
@@ -66,3 +68,23 @@ def test_the_application_role_cannot_create_tenants_through_the_loader(dsn, make
     index = _cli(app, "index", str(root), "--tenant", "newcomer", "--no-embed")
     assert index.returncode == 1, index.stdout
     assert "Traceback" not in index.stderr and len(index.stderr.strip().splitlines()) <= 3
+
+
+def test_names_are_bounded(dsn, make_repo, db):
+    huge = _cli(dsn, "tenant", "create", "t" * 100_000)
+    assert huge.returncode == 1 and "at most 200 characters" in huge.stderr
+    assert len(huge.stderr) < 500  # the name is not echoed back
+    root = make_repo({"a.py": "x = 1\n"}, name="plain")
+    long_repo = _cli(dsn, "index", str(root), "--name", "r" * 600, "--no-embed")
+    assert long_repo.returncode == 1 and "Traceback" not in long_repo.stderr
+    assert db.execute("select count(*) from tenants where length(name) > 200").fetchone()[0] == 0
+    assert db.execute("select count(*) from repositories").fetchone()[0] == 0
+    # forgetting a megabyte-long name is an unknown repository, nothing more
+    db.execute("insert into tenants (name) values ('acme')")
+    with psycopg.connect(make_conninfo(dsn, user="codesift_loader"), autocommit=True) as loader:
+        loader.execute(
+            "select set_config('app.current_tenant_id', id::text, false)"
+            " from tenants where name = 'acme'"
+        )
+        with pytest.raises(psycopg.errors.UndefinedObject):
+            loader.execute("select forget_repository(%s)", ("y" * 1_000_000,))
