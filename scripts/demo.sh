@@ -9,7 +9,7 @@ if [ -z "${CODESIFT_DSN:-}" ]; then eval "$(scripts/db.sh start)"; fi
 export CODESIFT_DSN
 repo=${DEMO_REPO:-$root}
 question=${DEMO_QUESTION:-where are migrations applied under a lock?}
-.venv/bin/codesift index "$repo" --name demo --tenant demo
+.venv/bin/codesift index "$repo" --name demo --tenant demo --wait
 echo
 echo "\$ codesift ask '$question' --repo demo --tenant demo --budget 1500"
 echo "  (the same as: select pack_context_text('$question', repo => 'demo'))"

@@ -102,9 +102,19 @@ def index(
     max_bytes: Annotated[
         int, typer.Option(help="Skip files larger than this many bytes.", min=1)
     ] = 1024 * 1024,
-    embed: Annotated[
-        bool, typer.Option(help="Compute embeddings for new symbols and files.")
-    ] = True,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="Embed the new symbols and files in this process (sharing the queue with "
+            "any running `codesift worker`) and return when the tenant's embedding backlog "
+            "is empty. Without it, index returns as soon as the tree is committed (lexical "
+            "search and the graph answer then) and `codesift worker` embeds.",
+        ),
+    ] = False,
+    no_embed: Annotated[
+        bool, typer.Option("--no-embed", hidden=True, help="The default now; kept for scripts.")
+    ] = False,
     lock_timeout: Annotated[
         float,
         typer.Option(
@@ -123,7 +133,7 @@ def index(
     ] = False,
 ) -> None:
     """Index a git repository: push new blobs (symbols and imports are extracted in the
-    database), record the tree at REF, resolve import edges, embed what is new.
+    database), record the tree at REF, resolve import edges; with --wait, embed what is new.
     Skips vendored folders, minified bundles, lockfiles, generated files and files of one
     long line by default; a .codesiftignore (gitignore syntax, `!` re-includes) adds rules."""
     from .indexer import index_repository
@@ -141,7 +151,7 @@ def index(
             ref=ref,
             worktree=worktree,
             max_bytes=max_bytes,
-            embed=embed,
+            embed=wait and not no_embed,
             lock_timeout=lock_timeout,
         )
     err.print(
@@ -151,12 +161,20 @@ def index(
             f"{' + worktree' if worktree else ''}:"
             f" {s.files} files, {s.new_blobs} new blobs ({s.reused_blobs} already stored),"
             f" {s.new_symbols} new symbols, {s.removed_paths} paths removed,"
-            f" {s.edges} import edges,"
-            f" embedded {s.embedded.symbols} symbols + {s.embedded.blobs} files"
+            f" {s.edges} import edges," + _embedded_summary(s.embedded, wait and not no_embed)
         ),
     )
     for reason, count in sorted(s.skipped.items()):
         err.print(plain(f"  skipped {count} file(s): {reason}"))
+
+
+def _embedded_summary(stats, waited: bool) -> str:
+    if not waited:
+        return " embedding in the background (codesift worker; or index --wait)"
+    return (
+        f" embedded {stats.symbols} symbols + {stats.blobs} files"
+        f" ({stats.computed} vectors computed, {stats.reused} reused)"
+    )
 
 
 def _index_dry_run(path, name, tenant, ref, worktree, max_bytes) -> None:
@@ -242,6 +260,51 @@ def status(
             str(r.embedding_backlog),
         )
     _stdout().print(table)
+
+
+@app.command()
+def worker(
+    once: Annotated[
+        bool, typer.Option("--once", help="Drain every tenant's backlog, then exit.")
+    ] = False,
+    poll: Annotated[
+        float,
+        typer.Option(
+            help="Seconds between checks for work that no notification announced "
+            "(e.g. rows left by a worker that stopped).",
+            min=0.1,
+        ),
+    ] = 30.0,
+) -> None:
+    """Embed every tenant's backlog in the background: claims batches from the queue in the
+    database (any number of workers, on any machines, share it), sleeps until `codesift
+    index` announces new work, and reconnects when the database restarts. Stop with Ctrl-C
+    or SIGTERM; a batch in flight is rolled back and embedded again by the next claim."""
+    import signal
+
+    from .worker import WorkerOptions, run
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+    def log(line: str) -> None:
+        err.print(plain(line))
+
+    try:
+        totals = run(WorkerOptions(once=once, poll_seconds=poll, log=log))
+    except KeyboardInterrupt:
+        err.print("worker stopped")
+        return
+    s = totals.stats
+    err.print(
+        Text("done", style="green"),
+        plain(
+            f"embedded {s.symbols} symbols + {s.blobs} files"
+            f" ({s.computed} vectors computed, {s.reused} reused)"
+        ),
+    )
 
 
 @app.command()

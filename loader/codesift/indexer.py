@@ -6,7 +6,9 @@
 3. Record the tree in one transaction: files point at blobs, removed paths stop
    being live, edges are resolved, the repository records the indexed commit.
    A crash before this step leaves the previous tree intact.
-4. Embed whatever lacks a vector from the active model (the queue).
+4. Embed whatever lacks a vector from the active model (embedder.py's queue): in
+   this process with `embed` (the CLI's --wait), else by `codesift worker`, which
+   the NOTIFY committed with step 3 wakes.
 Two loaders on the same repository serialise on the repository's row: a second
 connection locks it (row-level security keeps other tenants' roles out) with a
 bounded wait, and records the tree in that same transaction.
@@ -31,7 +33,7 @@ import psycopg.sql
 from codesift_db.symbols import detect_language
 
 from . import git, ignore
-from .embedder import EmbedStats, embed_pending
+from .embedder import EmbedStats, embed_pending, notify
 from .errors import IndexingError
 from .progress import progress_bar
 
@@ -455,6 +457,7 @@ def index_repository(
         changed = git.last_changed(root, commit)
         # in the lock's transaction: the tree and the lock's release commit together
         _record_tree(lock, repo_id, tenant_id, commit, worktree, files, changed, summary)
+        notify(lock, tenant_id)  # sent by the commit: workers start on the new rows
         lock.commit()
     finally:
         lock.close()

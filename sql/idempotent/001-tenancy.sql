@@ -110,7 +110,7 @@ declare
 begin
     foreach t in array array[
         'repositories', 'blobs', 'files', 'code_symbols', 'blob_imports', 'code_symbol_edges',
-        'symbol_terms', 'blob_terms', 'term_stats', 'corpus_stats'
+        'symbol_terms', 'blob_terms', 'term_stats', 'corpus_stats', 'embeddings'
     ] loop
         execute format('alter table codesift.%I enable row level security', t);
         execute format('alter table codesift.%I force row level security', t);

@@ -28,10 +28,33 @@ begin
                 select from codesift.files as f where f.tenant_id = tenant and f.blob_sha = b.sha
             )
     );
-    if cardinality(doomed) = 0 then
-        return 0;
+    if cardinality(doomed) > 0 then
+        perform codesift._forget_blobs(tenant, doomed);
     end if;
+    -- vectors no symbol or file of the tenant holds any more (forgotten, or another model's)
+    delete from codesift.embeddings as e
+    where
+        e.tenant_id = tenant
+        and not exists (
+            select from codesift.code_symbols as s
+            where s.tenant_id = tenant and s.embedding_key = e.key
+        )
+        and not exists (
+            select from codesift.blobs as b
+            where b.tenant_id = tenant and b.embedding_key = e.key
+        );
+    return cardinality(doomed);
+end
+$$;
 
+create or replace function codesift._forget_blobs(tenant bigint, doomed text[])
+returns void
+language plpgsql
+volatile
+security invoker
+set search_path = codesift, public
+as $$
+begin
     update codesift.term_stats as ts
     set df = ts.df - d.df
     from (
@@ -76,13 +99,16 @@ begin
     delete from codesift.term_stats where tenant_id = tenant and df <= 0;
     delete from codesift.corpus_stats where tenant_id = tenant and docs <= 0;
     delete from codesift.blobs where tenant_id = tenant and sha = any(doomed);
-    return cardinality(doomed);
 end
 $$;
+comment on function codesift._forget_blobs(bigint, text[]) is
+'Deletes the given blobs of a tenant (with their symbols, imports and postings) and takes '
+'their postings out of the BM25 statistics; called by _collect_garbage.';
 
 comment on function codesift._collect_garbage() is
 'Deletes the session tenant''s blobs that no file points at (with their symbols, imports, '
-'postings and vectors) and takes their postings out of the BM25 statistics; returns how many.';
+'postings and vectors) and takes their postings out of the BM25 statistics, then the '
+'stored vectors no symbol or file holds any more; returns how many blobs.';
 
 create or replace function codesift.forget_repository(repo text)
 returns integer

@@ -72,6 +72,8 @@ comment on column codesift.blobs.lexemes is 'Identifier-split terms of the conte
 comment on column codesift.blobs.created_at is 'When the blob was first stored.';
 comment on column codesift.blobs.embedding is 'Vector of the file text (cosine, HNSW), or null until embedded.';
 comment on column codesift.blobs.embedding_model is 'Model that produced embedding.';
+comment on column codesift.blobs.embedding_key is
+'Key of embedding in codesift.embeddings (hash of the model and the embedded text).';
 comment on column codesift.blobs.path_hint is 'Path the blob was first pushed at (language rules need a file name).';
 comment on column codesift.blobs.term_count is 'Number of lexical terms: the BM25 document length.';
 comment on column codesift.blobs.line_count is 'Number of lines, trailing newlines excluded.';
@@ -112,6 +114,19 @@ comment on column codesift.code_symbols.part is
 comment on column codesift.code_symbols.lexemes is 'Identifier-split terms of path, name, doc and body.';
 comment on column codesift.code_symbols.embedding is 'Vector of the symbol''s embedding text (cosine, HNSW), or null.';
 comment on column codesift.code_symbols.embedding_model is 'Model that produced embedding.';
+comment on column codesift.code_symbols.embedding_key is
+'Key of embedding in codesift.embeddings (hash of the model and the embedded text).';
+
+-- embeddings
+comment on table codesift.embeddings is
+'Vectors by the text they embed, per tenant: a symbol or file whose embedding text is '
+'unchanged (new blob, branch or repository) takes its vector from here, not from the model.';
+comment on column codesift.embeddings.tenant_id is 'Owning tenant; vectors are never shared.';
+comment on column codesift.embeddings.key is
+'sha256 of the model name, a NUL and the exact embedding text (codesift_db/embedtext.py).';
+comment on column codesift.embeddings.model is 'Model that produced the vector.';
+comment on column codesift.embeddings.embedding is 'The vector (unit length).';
+comment on column codesift.embeddings.created_at is 'When the vector was computed.';
 comment on column codesift.code_symbols.term_count is 'Number of lexical terms: the BM25 document length.';
 comment on column codesift.code_symbols.doc is 'Doc comment directly above the symbol, or null.';
 comment on column codesift.code_symbols.token_count is 'Estimated tokens of the body.';

@@ -23,7 +23,8 @@ codesift.code_symbol_edges,
 codesift.symbol_terms,
 codesift.blob_terms,
 codesift.term_stats,
-codesift.corpus_stats
+codesift.corpus_stats,
+codesift.embeddings
 to codesift_app, codesift_loader;
 
 grant select on
@@ -50,6 +51,7 @@ to codesift_app, codesift_loader, codesift_tenant;
 revoke execute on function codesift.resolve_edges(bigint) from codesift_tenant;
 revoke execute on function codesift.extract_blobs() from codesift_tenant;
 revoke execute on function codesift._collect_garbage() from codesift_app, codesift_tenant;
+revoke execute on function codesift._forget_blobs(bigint, text[]) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_repository(text) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_tenant() from codesift_app, codesift_tenant;
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from codesift.embedder import embed_pending
 from codesift.indexer import index_repository
 from codesift.tenants import forget_repository, forget_tenant
 
@@ -84,6 +85,11 @@ def test_forget_tenant_removes_every_row_it_owned(db, dsn, make_repo):
             "insert into tenant_roles (role_name, tenant_id) values (%s, %s)",
             (f"role_of_{tenant.name}", tenant.id),
         )
+        # and vectors, which the two tenants compute for the same texts each
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("set role codesift_loader")
+            conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant.id),))
+            embed_pending(conn, tenant.id, show_progress=False)
     globex_before = counts(db, globex.id)
     globex_stats = _stats(db, globex.id)
     assert all(n > 0 for n in counts(db, acme.id).values())

@@ -7,6 +7,8 @@ body, which is cut at a character cap well past 256 word pieces (the tokenizer
 truncates the rest).
 """
 
+import hashlib
+
 BODY_CHARS = 1500
 DOC_CHARS = 400
 
@@ -29,3 +31,10 @@ def symbol_text(
 
 def file_text(path: str | None, content: str) -> str:
     return f"{path or ''}\n{content[:BODY_CHARS]}"
+
+
+def embedding_key(model: str, text: str) -> str:
+    """The key of a vector: the model and the exact text it read. Equal keys are equal
+    vectors, so a symbol unchanged in a new blob, branch or repository reuses its vector,
+    and another model never reuses one."""
+    return hashlib.sha256(f"{model}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()

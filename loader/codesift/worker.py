@@ -1,0 +1,106 @@
+"""`codesift worker`: embeds every tenant's backlog in the background.
+
+It drains the queue (embedder.py) tenant by tenant, then sleeps until a loader's NOTIFY
+names a tenant with new work, or until the poll interval passes (a notification sent
+while the worker was down is not kept by PostgreSQL; the poll finds that work). A lost
+connection, e.g. a database restart, is retried with backoff; nothing is lost, since a
+batch commits with its vectors or not at all.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import psycopg
+
+from . import db
+from .embedder import CHANNEL, Embedding, EmbedStats, pending
+from .errors import ConnectionFailed
+
+MAX_BACKOFF_SECONDS = 30.0
+
+
+@dataclass
+class WorkerOptions:
+    once: bool = False  # drain what is there and exit
+    poll_seconds: float = 30.0
+    dsn: str | None = None
+    log: Callable[[str], None] = print
+
+
+@dataclass
+class WorkerTotals:
+    stats: EmbedStats = field(default_factory=EmbedStats)
+    reconnects: int = 0
+
+
+def _tenants_with_work(conn: psycopg.Connection, model: str) -> list[int]:
+    tenants = [r[0] for r in conn.execute("select id from codesift.tenants order by id")]
+    busy = []
+    for tenant_id in tenants:
+        _act_as(conn, tenant_id)
+        if sum(pending(conn, tenant_id, model)):
+            busy.append(tenant_id)
+    return busy
+
+
+def _act_as(conn: psycopg.Connection, tenant_id: int) -> None:
+    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+
+
+def _drain_all(conn: psycopg.Connection, embedding: Embedding, totals: WorkerTotals, log) -> int:
+    """Drain every tenant with work; how many rows were embedded."""
+    done = 0
+    for tenant_id in _tenants_with_work(conn, embedding.model_name):
+        _act_as(conn, tenant_id)
+        stats = embedding.drain(conn, tenant_id)
+        if stats.symbols + stats.blobs:
+            log(
+                f"tenant {tenant_id}: embedded {stats.symbols} symbols + {stats.blobs} files"
+                f" ({stats.computed} computed, {stats.reused} reused)"
+            )
+        totals.stats.add(stats)
+        done += stats.symbols + stats.blobs
+    return done
+
+
+def _wait_for_work(listener: psycopg.Connection, seconds: float) -> None:
+    for _ in listener.notifies(timeout=seconds, stop_after=1):
+        pass
+
+
+def _serve(options: WorkerOptions, totals: WorkerTotals) -> None:
+    with (
+        db.connect(options.dsn, autocommit=True) as conn,
+        db.connect(options.dsn, autocommit=True) as listener,
+        db.acting_as_loader(conn),
+    ):
+        listener.execute(f"listen {CHANNEL}")
+        embedding = Embedding(conn)
+        while True:
+            done = _drain_all(conn, embedding, totals, options.log)
+            if options.once and done == 0:
+                return
+            if done == 0:
+                _wait_for_work(listener, options.poll_seconds)
+
+
+def run(options: WorkerOptions) -> WorkerTotals:
+    """Serve until interrupted (or, with once, until the queue is empty)."""
+    totals = WorkerTotals()
+    backoff = 1.0
+    while True:
+        started = time.monotonic()
+        try:
+            _serve(options, totals)
+            return totals
+        except (psycopg.OperationalError, ConnectionFailed) as exc:
+            if options.once:
+                raise
+            if time.monotonic() - started > MAX_BACKOFF_SECONDS:
+                backoff = 1.0  # it ran a while: a new outage starts over
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            options.log(f"database unreachable ({reason}); retrying in {backoff:.0f} s")
+            totals.reconnects += 1
+            time.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
