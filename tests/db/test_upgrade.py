@@ -21,18 +21,23 @@ def _git(*args: str) -> subprocess.CompletedProcess:
 
 def first_release_sql(target: Path) -> Path:
     """The sql/ tree of the first release, written from git history into `target`/sql."""
+    return sql_at(FIRST_RELEASE, target)
+
+
+def sql_at(commit: str, target: Path) -> Path:
+    """The sql/ tree of `commit`, written from git history into `target`/sql."""
     if shutil.which("git") is None:
-        pytest.skip("git is not installed: the first release's migrations come from history")
-    listed = _git("ls-tree", "-r", "--name-only", FIRST_RELEASE, "--", "sql")
+        pytest.skip("git is not installed: earlier migrations come from history")
+    listed = _git("ls-tree", "-r", "--name-only", commit, "--", "sql")
     if listed.returncode != 0 or not listed.stdout.strip():
         pytest.skip(
-            f"commit {FIRST_RELEASE} is not in this checkout's history (a shallow clone?): "
+            f"commit {commit} is not in this checkout's history (a shallow clone?): "
             f"{listed.stderr.decode(errors='replace').strip()}"
         )
     for name in listed.stdout.decode().split():
         path = target / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        shown = _git("show", f"{FIRST_RELEASE}:{name}")
+        shown = _git("show", f"{commit}:{name}")
         assert shown.returncode == 0, shown.stderr.decode(errors="replace")
         path.write_bytes(shown.stdout)
     return target / "sql"
