@@ -91,7 +91,16 @@ def index(
     tenant: Annotated[
         str, typer.Option(help="Tenant that owns the index; created if missing.")
     ] = "default",
-    ref: Annotated[str, typer.Option(help="Branch, tag or commit to index.")] = "HEAD",
+    ref: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Branch, tag or commit to index as its own ref of the repository (repeatable; "
+            "default HEAD). Queries use the repository's first indexed ref unless they name one.",
+        ),
+    ] = None,
+    all_branches: Annotated[
+        bool, typer.Option("--all-branches", help="Index every local branch as a ref.")
+    ] = False,
     worktree: Annotated[
         bool,
         typer.Option(
@@ -136,32 +145,46 @@ def index(
     database), record the tree at REF, resolve import edges; with --wait, embed what is new.
     Skips vendored folders, minified bundles, lockfiles, generated files and files of one
     long line by default; a .codesiftignore (gitignore syntax, `!` re-includes) adds rules."""
+    from . import git
     from .indexer import index_repository
 
+    refs = list(ref or [])
+    if all_branches:
+        refs += [b for b in git.local_branches(git.repo_root(path)) if b not in refs]
+    refs = refs or ["HEAD"]
     if dry_run:
-        _index_dry_run(path, name, tenant, ref, worktree, max_bytes)
+        for one in refs:
+            _index_dry_run(path, name, tenant, one, worktree, max_bytes)
         return
 
     with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
-        s = index_repository(
-            conn,
-            path,
-            name=name,
-            tenant=tenant,
-            ref=ref,
-            worktree=worktree,
-            max_bytes=max_bytes,
-            embed=wait and not no_embed,
-            lock_timeout=lock_timeout,
-        )
+        for one in refs:
+            s = index_repository(
+                conn,
+                path,
+                name=name,
+                tenant=tenant,
+                ref=one,
+                worktree=worktree,
+                max_bytes=max_bytes,
+                embed=wait and not no_embed,
+                lock_timeout=lock_timeout,
+            )
+            _print_index_summary(s, wait and not no_embed)
+
+
+def _print_index_summary(s, waited: bool) -> None:
+    where = f"{s.repository} @ {s.ref} ({s.commit[:12]})"
+    if s.unchanged:
+        err.print(Text("up to date", style="green"), plain(f"{where}: already indexed"))
+        return
     err.print(
         Text("indexed", style="green"),
         plain(
-            f"{s.repository} @ {s.commit[:12]}"
-            f"{' + worktree' if worktree else ''}:"
+            f"{where}:"
             f" {s.files} files, {s.new_blobs} new blobs ({s.reused_blobs} already stored),"
             f" {s.new_symbols} new symbols, {s.removed_paths} paths removed,"
-            f" {s.edges} import edges," + _embedded_summary(s.embedded, wait and not no_embed)
+            f" {s.edges} import edges," + _embedded_summary(s.embedded, waited)
         ),
     )
     for reason, count in sorted(s.skipped.items()):
@@ -231,6 +254,7 @@ def status(
     table = Table(
         "tenant",
         "repository",
+        "ref",
         "indexed commit",
         "indexed at",
         "stale",
@@ -251,6 +275,7 @@ def status(
         table.add_row(
             plain(r.tenant),
             plain(r.name),
+            plain(r.ref + (" (default)" if r.is_default else "")),
             plain(commit),
             at,
             stale,
@@ -314,6 +339,10 @@ def ask(
         str | None, typer.Option(help="Repository name (default: all of the tenant's).")
     ] = None,
     tenant: Annotated[str, typer.Option(help="Tenant whose repositories to search.")] = "default",
+    ref: Annotated[
+        str | None,
+        typer.Option(help="Indexed ref to ask at (default: each repository's default ref)."),
+    ] = None,
     budget: Annotated[int, typer.Option(help="Token budget of the pack.", min=1)] = 4000,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show every candidate and each stage's decision.")
@@ -336,8 +365,9 @@ def ask(
                 rows = conn.execute(
                     "select candidate, path, start_line, end_line, symbol, kind, lexical_rank,"
                     " dense_rank, graph_hop, round(score::numeric, 5), decision, tokens"
-                    " from codesift.explain_context(%s, repo => %s, token_budget => %s)",
-                    (question, repo, budget),
+                    " from codesift.explain_context(%s, repo => %s, token_budget => %s,"
+                    " ref => %s)",
+                    (question, repo, budget, ref),
                 ).fetchall()
                 table = Table(
                     "#",
@@ -364,8 +394,8 @@ def ask(
                 _stdout().print(table)
                 return
             row = conn.execute(
-                "select codesift.pack_context_text(%s, repo => %s, token_budget => %s)",
-                (question, repo, budget),
+                "select codesift.pack_context_text(%s, repo => %s, token_budget => %s, ref => %s)",
+                (question, repo, budget, ref),
             ).fetchone()
             assert row is not None  # a function call returns one row
             text = row[0]
@@ -426,19 +456,28 @@ def forget(
         str | None, typer.Argument(help="The repository to remove (omit with --whole-tenant).")
     ] = None,
     tenant: Annotated[str, typer.Option(help="The tenant that owns it.")] = "default",
+    ref: Annotated[
+        str | None,
+        typer.Option(help="Remove only this indexed ref of the repository (its tree and edges)."),
+    ] = None,
     whole_tenant: Annotated[
         bool,
         typer.Option("--whole-tenant", help="Remove the tenant and everything it owns."),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
 ) -> None:
-    """Remove a repository (its tree, edges, and the blobs, symbols, vectors and statistics
-    no other repository of the tenant uses), or with --whole-tenant a whole tenant."""
+    """Remove a repository, or one of its refs (its tree, edges, and the blobs, symbols,
+    vectors and statistics no other ref of the tenant uses), or with --whole-tenant a whole
+    tenant."""
     from .tenants import forget_repository, forget_tenant
 
     if (repo is None) == (not whole_tenant):
         raise CodesiftError("name a repository to forget, or pass --whole-tenant (not both)")
+    if ref is not None and whole_tenant:
+        raise CodesiftError("--ref names a ref of a repository: not with --whole-tenant")
     what = f"tenant '{tenant}' and everything it owns" if whole_tenant else f"repository '{repo}'"
+    if ref is not None:
+        what = f"ref '{ref}' of {what}"
     if not yes:
         if not sys.stdin.isatty():
             raise CodesiftError(
@@ -452,7 +491,7 @@ def forget(
             err.print(plain(f"removed {what}"))
         else:
             assert repo is not None  # checked above: a repository or --whole-tenant
-            blobs = forget_repository(conn, tenant, repo)
+            blobs = forget_repository(conn, tenant, repo, ref)
             err.print(plain(f"removed {what} and {blobs} blob(s) nothing else used"))
 
 

@@ -92,6 +92,12 @@ def resolve_commit(root: Path, ref: str) -> str:
         ) from None
 
 
+def local_branches(root: Path) -> list[str]:
+    """The short names of the repository's local branches."""
+    out = _git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads")
+    return [decode_name(line) for line in out.splitlines() if line]
+
+
 def head_commit(root: Path) -> str | None:
     try:
         return resolve_commit(root, "HEAD")

@@ -63,6 +63,8 @@ class IndexSummary:
     edges: int = 0
     skipped: Counter = field(default_factory=Counter)
     embedded: EmbedStats = field(default_factory=EmbedStats)
+    ref: str = "HEAD"
+    unchanged: bool = False  # the ref was already indexed at this commit
 
 
 def ensure_tenant(conn: psycopg.Connection, name: str) -> int:
@@ -83,23 +85,46 @@ def ensure_tenant(conn: psycopg.Connection, name: str) -> int:
     return row[0]
 
 
-def ensure_repository(conn: psycopg.Connection, tenant_id: int, name: str, origin: str) -> int:
-    """The repository's id, created if missing. Never waits on the row lock of a
-    running loader (do nothing, not do update: the origin is updated under the lock)."""
-    row = (
-        conn.execute(
-            "insert into codesift.repositories (tenant_id, name, origin) values (%s, %s, %s)"
-            " on conflict (tenant_id, name) do nothing returning id",
-            (tenant_id, name, origin),
-        ).fetchone()
-        or conn.execute(
-            "select id from codesift.repositories where tenant_id = %s and name = %s",
-            (tenant_id, name),
-        ).fetchone()
-    )
-    if row is None:
-        raise IndexingError(f"repository '{name}' is not visible to this role")
-    return row[0]
+WORKTREE_REF = "{ref}:worktree"  # ':' cannot occur in a git ref name
+MAX_REF_CHARS = 512
+
+
+def ref_name(ref: str, worktree: bool) -> str:
+    """The name an indexed ref is stored under: as given to --ref, or REF:worktree for the
+    uncommitted changes on top of REF, so that they never overwrite the committed tree."""
+    return WORKTREE_REF.format(ref=ref) if worktree else ref
+
+
+def ensure_repository(
+    conn: psycopg.Connection, tenant_id: int, name: str, origin: str, ref: str = "HEAD"
+) -> int:
+    """The id of the repository's indexed ref `ref`, created if missing; a repository's
+    first ref is its default. Never waits on the row lock of a running loader (do
+    nothing, not do update: the origin is updated under the lock)."""
+    find = "select id from codesift.repositories where tenant_id = %s and name = %s and ref = %s"
+    for default in (True, False):  # a second loader may have created the default meanwhile
+        row = (
+            conn.execute(
+                "insert into codesift.repositories (tenant_id, name, origin, ref, is_default)"
+                " select %(t)s, %(n)s, %(o)s, %(r)s, %(d)s and not exists ("
+                "   select from codesift.repositories where tenant_id = %(t)s and name = %(n)s)"
+                " on conflict do nothing returning id",
+                {"t": tenant_id, "n": name, "o": origin, "r": ref, "d": default},
+            ).fetchone()
+            or conn.execute(find, (tenant_id, name, ref)).fetchone()
+        )
+        if row is not None:
+            return row[0]
+    raise IndexingError(f"repository '{name}' is not visible to this role")
+
+
+def _indexed_commit(conn, tenant_id: int, repo_id: int) -> tuple[str | None, bool]:
+    row = conn.execute(
+        "select indexed_commit, indexed_worktree from codesift.repositories"
+        " where tenant_id = %s and id = %s",
+        (tenant_id, repo_id),
+    ).fetchone()
+    return (row[0], row[1]) if row else (None, False)
 
 
 def _second_connection(conn: psycopg.Connection, tenant_id: int) -> psycopg.Connection:
@@ -425,11 +450,19 @@ def index_repository(
     name = name or root.name
     if _name_problem(name):
         raise IndexingError(f"the repository name {name!r} cannot be stored: pass --name")
+    stored_ref = ref_name(ref, worktree)
+    if _name_problem(stored_ref) or len(stored_ref) > MAX_REF_CHARS:
+        raise IndexingError(f"the ref name {stored_ref[:80]!r} cannot be stored")
     origin = git.encode_name(str(root)).decode("utf-8", errors="replace")
     conn.autocommit = True
     tenant_id = ensure_tenant(conn, tenant)
-    repo_id = ensure_repository(conn, tenant_id, name, origin)
-    summary = IndexSummary(repository=name, commit=commit)
+    repo_id = ensure_repository(conn, tenant_id, name, origin, stored_ref)
+    summary = IndexSummary(repository=name, commit=commit, ref=stored_ref)
+    if not worktree and _indexed_commit(conn, tenant_id, repo_id) == (commit, False):
+        summary.unchanged = True  # this ref is indexed at this commit: nothing to do
+        if embed:
+            summary.embedded = embed_pending(conn, tenant_id, show_progress)
+        return summary
 
     lock = _lock_repository(conn, tenant_id, repo_id, name, origin, lock_timeout, show_progress)
     try:

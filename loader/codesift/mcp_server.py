@@ -244,6 +244,14 @@ Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 OptName = Annotated[str | None, Field(max_length=MAX_NAME_CHARS)]
 OptPath = Annotated[str | None, Field(max_length=MAX_PATH_CHARS)]
+OptRef = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_NAME_CHARS,
+        description="An indexed ref (branch, tag or commit) of the repository; default: "
+        "its default ref (list_repositories shows them).",
+    ),
+]
 Budget = Annotated[int, Field(description="Token budget of the answer (1..25,000).")]
 
 
@@ -298,6 +306,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         token_budget: Budget = DEFAULT_BUDGET,
         path_prefix: OptPath = None,
         language: OptName = None,
+        ref: OptRef = None,
     ) -> CallToolResult:
         """Search the indexed code with a question in plain words or identifiers and get the
         relevant code itself, ranked, de-duplicated and packed under a token budget, each
@@ -308,24 +317,25 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         _, rows, notices = await backend.query(
             _tenant(settings),
             "select rank, repository, path, start_line, end_line, symbol, kind, blob_sha,"
-            " indexed_commit, score, tokens, truncated, text"
+            " ref, indexed_commit, score, tokens, truncated, text"
             " from codesift.pack_context(%(q)s, repo => %(repo)s, token_budget => %(budget)s,"
-            " path_prefix => %(prefix)s, language => %(lang)s)",
+            " path_prefix => %(prefix)s, language => %(lang)s, ref => %(ref)s)",
             {
                 "q": question,
                 "repo": repo,
                 "budget": token_budget,
                 "prefix": path_prefix,
                 "lang": language,
+                "ref": ref,
             },
         )
         # the same text pack_context_text returns: the items in rank order
-        text = "\n\n".join(r[12] for r in rows) if rows else "no code matched the question"
+        text = "\n\n".join(r[13] for r in rows) if rows else "no code matched the question"
         keys = (
-            "rank repository path start_line end_line symbol kind blob_sha indexed_commit"
+            "rank repository path start_line end_line symbol kind blob_sha ref indexed_commit"
             " score tokens truncated"
         ).split()
-        return _result(text, [dict(zip(keys, r[:12], strict=True)) for r in rows], notices)
+        return _result(text, [dict(zip(keys, r[:13], strict=True)) for r in rows], notices)
 
     @tool(annotations=READ_ONLY)
     async def find_symbol(
@@ -336,6 +346,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         include_body: bool = True,
         max_results: Annotated[int, Field(ge=1, le=50)] = 10,
         token_budget: Budget = DEFAULT_BUDGET,
+        ref: OptRef = None,
     ) -> CallToolResult:
         """Jump to a definition: the exact function, class, method or section named `name`
         (or a qualified name like 'Session.send'), with its file, lines, signature, doc
@@ -346,8 +357,10 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         names, rows, notices = await backend.query(
             _tenant(settings),
             "select * from codesift.find_symbol(%(name)s, repo => %(repo)s, kind => %(kind)s,"
-            " path_prefix => %(prefix)s, max_results => %(n)s, include_body => %(body)s)",
+            " path_prefix => %(prefix)s, max_results => %(n)s, include_body => %(body)s,"
+            " ref => %(ref)s)",
             {
+                "ref": ref,
                 "name": name,
                 "repo": repo,
                 "kind": kind,
@@ -374,6 +387,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         repo: OptName = None,
         depth: Annotated[int, Field(ge=1, le=3)] = 1,
         max_results: Annotated[int, Field(ge=1, le=200)] = 50,
+        ref: OptRef = None,
     ) -> CallToolResult:
         """The import-graph neighbourhood of a file: what it imports and what imports it
         (with the imported names), up to `depth` hops, tests marked. Use it before changing
@@ -382,8 +396,8 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         names, rows, notices = await backend.query(
             _tenant(settings),
             "select * from codesift.related_files(%(path)s, repo => %(repo)s,"
-            " depth => %(depth)s, max_results => %(n)s)",
-            {"path": path, "repo": repo, "depth": depth, "n": max_results},
+            " depth => %(depth)s, max_results => %(n)s, ref => %(ref)s)",
+            {"path": path, "repo": repo, "depth": depth, "n": max_results, "ref": ref},
         )
         found = [dict(zip(names, r, strict=True)) for r in rows]
         lines = [
@@ -405,6 +419,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         path_prefix: OptPath = None,
         language: OptName = None,
         max_candidates: Annotated[int, Field(ge=1, le=200)] = 40,
+        ref: OptRef = None,
     ) -> CallToolResult:
         """Why search_code chose what it chose: every candidate with its lexical and dense
         ranks, graph hop, score and decision (packed, pruned as a near-duplicate, over
@@ -417,9 +432,10 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
             " lexical_rank, dense_rank, graph_hop, round(score::numeric, 5)::float8 as score,"
             " decision, packed, tokens"
             " from codesift.explain_context(%(q)s, repo => %(repo)s,"
-            " token_budget => %(budget)s, path_prefix => %(prefix)s, language => %(lang)s)"
-            " order by candidate limit %(n)s",
+            " token_budget => %(budget)s, path_prefix => %(prefix)s, language => %(lang)s,"
+            " ref => %(ref)s) order by candidate limit %(n)s",
             {
+                "ref": ref,
                 "q": question,
                 "repo": repo,
                 "budget": token_budget,
@@ -447,12 +463,15 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
 
     @tool(annotations=READ_ONLY)
     async def list_repositories() -> CallToolResult:
-        """The repositories you can search, each with its indexed commit, whether the index
+        """The repositories you can search, one line per indexed ref (branch, tag or commit;
+        the default one is what tools use when they name no ref), each with its indexed
+        commit, whether the index
         is stale (the checkout moved past it), file, symbol and edge counts and the
         embedding backlog. Call it first to learn the repository names other tools take."""
         found, notices = await _status(None)
         lines = [
-            f"{f['repository']}: {(f['indexed_commit'] or '-')[:12]}"
+            f"{f['repository']} @ {f['ref']}{' (default)' if f['is_default'] else ''}:"
+            f" {(f['indexed_commit'] or '-')[:12]}"
             f"{' (stale: head ' + f['head_commit'][:12] + ')' if f['stale'] else ''}"
             f", {f['live_files']} files, {f['symbols']} symbols, {f['edges']} edges,"
             f" embedding backlog {f['embedding_backlog']}"

@@ -8,10 +8,12 @@ import psycopg
 
 from . import git
 from .embedder import active_model
+from .errors import CodesiftError
 
 # one tenant's repositories ($tenant names it: the statement names the tenant everywhere)
 REPOSITORIES = """
-select r.id, r.name, r.origin, r.indexed_commit, r.indexed_at, r.indexed_worktree,
+select r.id, r.name, r.ref, r.is_default, r.origin, r.indexed_commit, r.indexed_at,
+    r.indexed_worktree,
     (select count(*) from codesift.files f
         where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live),
     (select count(*) from codesift.files f
@@ -29,7 +31,7 @@ select r.id, r.name, r.origin, r.indexed_commit, r.indexed_at, r.indexed_worktre
             and b.embedding_model is distinct from %(model)s)
 from codesift.repositories r
 where r.tenant_id = %(tenant)s
-order by r.name
+order by r.name, not r.is_default, r.ref
 """
 
 
@@ -37,6 +39,8 @@ order by r.name
 class RepositoryStatus:
     tenant: str
     name: str
+    ref: str
+    is_default: bool
     origin: str | None
     indexed_commit: str | None
     indexed_at: datetime | None
@@ -55,6 +59,19 @@ class RepositoryStatus:
         return self.current_head != self.indexed_commit
 
 
+def _ref_head(origin: str | None, ref: str) -> str | None:
+    """Where the ref points now in the checkout it was indexed from (None if unknown)."""
+    if not origin or not Path(origin).is_dir():
+        return None
+    committed = ref.removesuffix(":worktree")
+    if committed == "HEAD":
+        return git.head_commit(Path(origin))
+    try:
+        return git.resolve_commit(Path(origin), committed)
+    except CodesiftError:
+        return None
+
+
 def repository_status(
     conn: psycopg.Connection, tenant: str | None = None
 ) -> list[RepositoryStatus]:
@@ -71,10 +88,9 @@ def repository_status(
         conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
         rows = conn.execute(REPOSITORIES, {"model": model, "tenant": tenant_id}).fetchall()
         for row in rows:
-            repo_id, name, origin, commit, at, worktree, files, symbols, edges, backlog = row
-            head = None
-            if origin and Path(origin).is_dir():
-                head = git.head_commit(Path(origin))
+            repo_id, name, ref, default, origin, commit, at, worktree = row[:8]
+            files, symbols, edges, backlog = row[8:]
+            head = _ref_head(origin, ref)
             if head and commit and head != commit:
                 # remembered, so that pack_context can warn every client that this index is behind
                 conn.execute(
@@ -86,6 +102,8 @@ def repository_status(
                 RepositoryStatus(
                     tenant_name,
                     name,
+                    ref,
+                    default,
                     origin,
                     commit,
                     at,

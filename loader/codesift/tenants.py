@@ -113,16 +113,20 @@ def grant_login_role(conn: psycopg.Connection, tenant: str, role: str) -> LoginR
     return LoginRole(role, tenant, not existing, password)
 
 
-def forget_repository(conn: psycopg.Connection, tenant: str, repo: str) -> int:
-    """Remove one repository of the tenant; returns the number of blobs no longer used."""
+def forget_repository(
+    conn: psycopg.Connection, tenant: str, repo: str, ref: str | None = None
+) -> int:
+    """Remove one repository of the tenant, or only its indexed ref `ref`; returns the
+    number of blobs no longer used."""
     use_tenant(conn, tenant)
     try:
         with conn.transaction():
-            row = conn.execute("select codesift.forget_repository(%s)", (repo,)).fetchone()
+            row = conn.execute("select codesift.forget_repository(%s, %s)", (repo, ref)).fetchone()
             assert row is not None  # a function call returns one row
             return row[0]
     except psycopg.errors.UndefinedObject as exc:
-        raise CodesiftError(f"tenant '{tenant}' has no repository '{repo}'") from exc
+        at = f" at ref '{ref}'" if ref else ""
+        raise CodesiftError(f"tenant '{tenant}' has no repository '{repo}'{at}") from exc
 
 
 def forget_tenant(conn: psycopg.Connection, tenant: str) -> None:

@@ -121,14 +121,17 @@ def _cap_body(body: str | None) -> str | None:
     return body[: cut if cut > 0 else MAX_BODY_CHARS] + "\n... (cut: body over 200,000 chars)"
 
 
-def find_symbol(plpy, name, repo, kind, path_prefix, max_results, include_body) -> list[dict]:
+def find_symbol(
+    plpy, name, repo, kind, path_prefix, max_results, include_body, ref=None
+) -> list[dict]:
     _check_text(plpy, "name", name, MAX_NAME_CHARS, required=True)
     _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
+    _check_text(plpy, "ref", ref, MAX_NAME_CHARS)
     _check_text(plpy, "kind", kind, MAX_KIND_CHARS)
     _check_text(plpy, "path_prefix", path_prefix, MAX_PATH_CHARS)
     _check_range(plpy, "max_results", max_results, 1, MAX_SYMBOL_RESULTS)
     name = name.strip()
-    tenant, repos = resolve_scope(plpy, repo)
+    tenant, repos = resolve_scope(plpy, repo, ref)
     repo_ids = [r["id"] for r in repos]
     # every definition whose unqualified name matches ignoring case (the name index), then
     # exact on name or qualified name first, ignoring case only when nothing is exact
@@ -225,12 +228,13 @@ limit $4
 EDGES_PER_HOP = 20_000  # edges read per hop (a hub file imported by everything)
 
 
-def related_files(plpy, path, repo, depth, max_results) -> list[dict]:
+def related_files(plpy, path, repo, depth, max_results, ref=None) -> list[dict]:
     _check_text(plpy, "path", path, MAX_PATH_CHARS, required=True)
     _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
+    _check_text(plpy, "ref", ref, MAX_NAME_CHARS)
     _check_range(plpy, "depth", depth, 1, MAX_DEPTH)
     _check_range(plpy, "max_results", max_results, 1, MAX_RELATED_RESULTS)
-    tenant, repos = resolve_scope(plpy, repo)
+    tenant, repos = resolve_scope(plpy, repo, ref)
     found = plans.run(
         plpy, LIVE_PATHS, ["bigint", "bigint[]", "text"], [tenant, [r["id"] for r in repos], path]
     )

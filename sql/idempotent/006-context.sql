@@ -3,6 +3,21 @@
 -- with every stage's decision), and embed_query. Thin shims over
 -- plpython/codesift_db/pipeline/ (rows.py; embed_query in query.py).
 
+-- Signatures before refs (they gained `ref` and a ref column): dropped, not overloaded.
+drop function if exists codesift.pack_context_text(text, text, integer, text, text, text[], vector);
+drop function if exists codesift.hybrid_search(
+    text, text, integer, text, text, text[], vector, double precision, double precision,
+    double precision, text
+);
+drop function if exists codesift.pack_context(
+    text, text, integer, text, text, text[], vector, integer, double precision,
+    double precision, double precision, double precision, double precision, text
+);
+drop function if exists codesift.explain_context(
+    text, text, integer, text, text, text[], vector, integer, double precision,
+    double precision, double precision, double precision, double precision, text
+);
+
 create or replace function codesift.embed_query(query text)
 returns vector
 language plpython3u
@@ -29,12 +44,13 @@ create or replace function codesift.hybrid_search(
     lexical_weight double precision default 1.0,
     dense_weight double precision default 1.0,
     recency_lambda double precision default 0.0001,
-    ranking text default 'bm25'
+    ranking text default 'bm25',
+    ref text default null
 )
 returns table (
     rank integer, repository text, path text, start_line integer, end_line integer,
-    symbol text, kind text, blob_sha text, indexed_commit text, score double precision,
-    why jsonb
+    symbol text, kind text, blob_sha text, ref text, indexed_commit text,
+    score double precision, why jsonb
 )
 language plpython3u
 volatile
@@ -45,12 +61,12 @@ as $$
 from codesift_db.pipeline.params import Params
 from codesift_db.pipeline.rows import search_rows
 return search_rows(plpy, Params(query, repo, 1, path_prefix, language, kinds, query_embedding,
-    0, 1.0, 0.0, recency_lambda, lexical_weight, dense_weight, ranking), k)
+    0, 1.0, 0.0, recency_lambda, lexical_weight, dense_weight, ranking, ref=ref), k)
 $$;
 
 comment on function codesift.hybrid_search(
     text, text, integer, text, text, text[], vector, double precision, double precision,
-    double precision, text
+    double precision, text, text
 ) is
 'Hybrid search over symbols and files: BM25 (or ts_rank_cd) and HNSW legs fused by RRF '
 '(k = 60) with per-leg weights, then recency decay; the top k with why each was chosen.';
@@ -69,12 +85,13 @@ create or replace function codesift.pack_context(
     recency_lambda double precision default 0.0001,
     lexical_weight double precision default 1.0,
     dense_weight double precision default 1.0,
-    ranking text default 'bm25'
+    ranking text default 'bm25',
+    ref text default null
 )
 returns table (
     rank integer, repository text, path text, start_line integer, end_line integer,
-    symbol text, kind text, blob_sha text, indexed_commit text, score double precision,
-    tokens integer, truncated boolean, text text, why jsonb
+    symbol text, kind text, blob_sha text, ref text, indexed_commit text,
+    score double precision, tokens integer, truncated boolean, text text, why jsonb
 )
 language plpython3u
 volatile
@@ -86,12 +103,12 @@ from codesift_db.pipeline.params import Params
 from codesift_db.pipeline.rows import pack_rows
 return pack_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,
     query_embedding, graph_depth, hop_decay, jaccard_threshold, recency_lambda,
-    lexical_weight, dense_weight, ranking))
+    lexical_weight, dense_weight, ranking, ref=ref))
 $$;
 
 comment on function codesift.pack_context(
     text, text, integer, text, text, text[], vector, integer, double precision,
-    double precision, double precision, double precision, double precision, text
+    double precision, double precision, double precision, double precision, text, text
 ) is
 'The code a coding agent needs for a question: hybrid search, import-graph walk, Jaccard '
 'pruning and token packing under token_budget; one row per packed item with its citation.';
@@ -103,7 +120,8 @@ create or replace function codesift.pack_context_text(
     path_prefix text default null,
     language text default null,
     kinds text[] default null,
-    query_embedding vector default null
+    query_embedding vector default null,
+    ref text default null
 )
 returns text
 language sql
@@ -120,12 +138,13 @@ begin atomic
         pack_context_text.path_prefix,
         pack_context_text.language,
         pack_context_text.kinds,
-        pack_context_text.query_embedding
+        pack_context_text.query_embedding,
+        ref => pack_context_text.ref
     ) as p;
 end;
 
 comment on function codesift.pack_context_text(
-    text, text, integer, text, text, text[], vector
+    text, text, integer, text, text, text[], vector, text
 ) is
 'pack_context as one prompt block: the packed items with their citation headers.';
 
@@ -143,10 +162,11 @@ create or replace function codesift.explain_context(
     recency_lambda double precision default 0.0001,
     lexical_weight double precision default 1.0,
     dense_weight double precision default 1.0,
-    ranking text default 'bm25'
+    ranking text default 'bm25',
+    ref text default null
 )
 returns table (
-    candidate integer, repository text, path text, start_line integer, end_line integer,
+    candidate integer, repository text, ref text, path text, start_line integer, end_line integer,
     symbol text, kind text, lexical_rank integer, dense_rank integer, rrf double precision,
     recency double precision, graph_hop integer, score double precision, decision text,
     pruned_by text, packed boolean, tokens integer, why jsonb
@@ -161,12 +181,12 @@ from codesift_db.pipeline.params import Params
 from codesift_db.pipeline.rows import explain_rows
 return explain_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,
     query_embedding, graph_depth, hop_decay, jaccard_threshold, recency_lambda,
-    lexical_weight, dense_weight, ranking))
+    lexical_weight, dense_weight, ranking, ref=ref))
 $$;
 
 comment on function codesift.explain_context(
     text, text, integer, text, text, text[], vector, integer, double precision,
-    double precision, double precision, double precision, double precision, text
+    double precision, double precision, double precision, double precision, text, text
 ) is
 'Every candidate pack_context considered, with each stage''s rank, score and decision '
 '(kept, pruned and by whom, not packed for budget).';

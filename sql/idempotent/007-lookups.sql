@@ -3,6 +3,11 @@
 -- session's tenant (codesift.current_tenant_id()) and resolves repository names within
 -- it; arguments are bounded and a bad one raises 22023 with a hint.
 
+-- Signatures before refs (they gained `ref`): dropped, not overloaded.
+drop function if exists codesift.find_symbol(text, text, text, text, integer, boolean);
+drop function if exists codesift.related_files(text, text, integer, integer);
+drop function if exists codesift.repository_status(text);
+
 -- find_symbol: a definition by name or qualified name, exact (case-sensitive, then
 -- case-insensitive). Nothing exact: no rows and a NOTICE with the nearest names.
 create or replace function codesift.find_symbol(
@@ -11,7 +16,8 @@ create or replace function codesift.find_symbol(
     kind text default null,
     path_prefix text default null,
     max_results integer default 20,
-    include_body boolean default true
+    include_body boolean default true,
+    ref text default null
 )
 returns table (
     repository text, path text, start_line integer, end_line integer, symbol text,
@@ -24,20 +30,22 @@ security invoker
 set search_path = codesift, public
 as $$
 from codesift_db.lookup import find_symbol
-return find_symbol(plpy, name, repo, kind, path_prefix, max_results, include_body)
+return find_symbol(plpy, name, repo, kind, path_prefix, max_results, include_body, ref)
 $$;
 
-comment on function codesift.find_symbol(text, text, text, text, integer, boolean) is
+comment on function codesift.find_symbol(text, text, text, text, integer, boolean, text) is
 'A symbol''s definition by name or qualified name (''Session.send''): exact, then ignoring '
 'case; one row per definition with its location, signature, doc comment, body and citation. '
-'No exact match: no rows and a NOTICE with the nearest names. max_results 1..200.';
+'No exact match: no rows and a NOTICE with the nearest names. max_results 1..200. '
+'ref: that indexed ref of the repository (default: its default ref).';
 
 -- related_files: the import-graph neighbourhood of a file, both directions.
 create or replace function codesift.related_files(
     path text,
     repo text default null,
     depth integer default 1,
-    max_results integer default 100
+    max_results integer default 100,
+    ref text default null
 )
 returns table (
     repository text, related_path text, relation text, hop integer, via text, edge_kind text,
@@ -49,18 +57,19 @@ security invoker
 set search_path = codesift, public
 as $$
 from codesift_db.lookup import related_files
-return related_files(plpy, path, repo, depth, max_results)
+return related_files(plpy, path, repo, depth, max_results, ref)
 $$;
 
-comment on function codesift.related_files(text, text, integer, integer) is
+comment on function codesift.related_files(text, text, integer, integer, text) is
 'The import-graph neighbourhood of a live file: what it imports and what imports it, up to '
 'depth hops (1..3), with the imported names; is_test marks test files. An unknown path: no '
-'rows and a NOTICE. max_results 1..500.';
+'rows and a NOTICE. max_results 1..500. ref: that indexed ref (default: the default ref).';
 
--- repository_status: per repository of the tenant, what is indexed and what is behind.
+-- repository_status: per indexed ref of the tenant's repositories, what is indexed and
+-- what is behind.
 create or replace function codesift.repository_status(repo text default null)
 returns table (
-    repository text, origin text, indexed_commit text, indexed_at timestamptz,
+    repository text, ref text, is_default boolean, origin text, indexed_commit text, indexed_at timestamptz,
     head_commit text, head_seen_at timestamptz, stale boolean, worktree boolean,
     live_files bigint, symbols bigint, edges bigint, embedding_backlog bigint
 )
@@ -81,6 +90,8 @@ begin
     return query
     select
         r.name,
+        r.ref,
+        r.is_default,
         r.origin,
         r.indexed_commit,
         r.indexed_at,
@@ -120,12 +131,13 @@ begin
         )
     from codesift.repositories as r
     where r.tenant_id = tenant and (repo is null or r.name = repo)
-    order by r.name;
+    order by r.name, not r.is_default, r.ref;
 end
 $$;
 
 comment on function codesift.repository_status(text) is
-'Per repository of the session''s tenant (or only repo): origin, indexed commit and time, the '
+'Per indexed ref of each repository of the session''s tenant (or only repo), the default ref '
+'first: origin, indexed commit and time, the '
 'head the loader last saw and whether the index is stale, live files, symbols, import edges '
 'and the embedding backlog (symbols and files without a vector from the active model).';
 

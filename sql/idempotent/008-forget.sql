@@ -110,33 +110,58 @@ comment on function codesift._collect_garbage() is
 'postings and vectors) and takes their postings out of the BM25 statistics, then the '
 'stored vectors no symbol or file holds any more; returns how many blobs.';
 
-create or replace function codesift.forget_repository(repo text)
+-- Before refs forget_repository took the name alone: dropped, not overloaded.
+drop function if exists codesift.forget_repository(text);
+
+create or replace function codesift.forget_repository(repo text, ref text default null)
 returns integer
 language plpgsql
-volatile strict
+volatile
 security invoker
 set search_path = codesift, public
 as $$
 declare
     tenant bigint := codesift._required_tenant();
-    repository bigint;
+    doomed bigint[];
+    was_default boolean;
 begin
-    select r.id into repository
-    from codesift.repositories as r
-    where r.tenant_id = tenant and r.name = repo
-    for update;
-    if not found then
-        raise exception 'unknown repository ''%''', repo
-        using errcode = '42704', hint = 'codesift status lists the indexed repositories';
+    if repo is null then
+        raise exception 'repo must not be null'
+        using errcode = '22004', hint = 'codesift status lists the indexed repositories';
     end if;
-    delete from codesift.repositories where tenant_id = tenant and id = repository;
+    select array_agg(r.id), bool_or(r.is_default) into doomed, was_default
+    from (
+        select o.id, o.is_default from codesift.repositories as o
+        where
+            o.tenant_id = tenant and o.name = repo
+            and (forget_repository.ref is null or o.ref = forget_repository.ref)
+        for update
+    ) as r;
+    if doomed is null then
+        raise exception 'unknown repository ''%''%', repo,
+            case when forget_repository.ref is null then '' else
+                format(' at ref %L', forget_repository.ref) end
+        using errcode = '42704', hint = 'codesift status lists the indexed repositories and refs';
+    end if;
+    delete from codesift.repositories where tenant_id = tenant and id = any(doomed);
+    if was_default then
+        -- the repository keeps a default ref: the one indexed last
+        update codesift.repositories set is_default = true
+        where tenant_id = tenant and id = (
+            select o.id from codesift.repositories as o
+            where o.tenant_id = tenant and o.name = repo
+            order by o.indexed_at desc nulls last, o.id desc
+            limit 1
+        );
+    end if;
     return codesift._collect_garbage();
 end
 $$;
 
-comment on function codesift.forget_repository(text) is
-'Removes a repository of the session''s tenant: its tree, its import edges, and the blobs '
-'no other repository of the tenant uses; returns the number of blobs removed.';
+comment on function codesift.forget_repository(text, text) is
+'Removes a repository of the session''s tenant (or only its indexed ref `ref`; another ref '
+'becomes the default when the default goes): its trees, their import edges, and the blobs '
+'and vectors no other ref of the tenant uses; returns the number of blobs removed.';
 
 create or replace function codesift.forget_tenant()
 returns void

@@ -9,6 +9,7 @@ MAX_BUDGET = 200_000
 # Bounds on what a caller may ask (each also checked by the SQL function that does the work):
 # a question is text a person or an agent wrote, a 300-word bug report is ~2,000 characters
 MAX_QUERY_CHARS = 200_000
+MAX_REF_CHARS = 512  # repositories.ref
 MAX_KINDS = 64  # symbol kinds in a filter (codesift._leg_bounds)
 MAX_SEARCH_K = 1000  # hybrid_search's k (codesift._leg_bounds' k at most)
 INVALID = "22023"  # invalid_parameter_value
@@ -32,6 +33,7 @@ class Params:
     lexical_weight: float
     dense_weight: float
     ranking: str
+    ref: str | None = None  # the repository's default ref when None
     fanout: int = 8
     k1: float = 1.2
     b: float = 0.75
@@ -76,6 +78,8 @@ def validate(plpy, p: Params) -> None:
         # NaN passes every comparison below and Infinity some; both fail later as JSON
         if not math.isfinite(getattr(p, name)):
             fail(plpy, f"{name} must be a finite number (got {getattr(p, name)})")
+    if p.ref is not None and len(p.ref) > MAX_REF_CHARS:
+        fail(plpy, f"ref is {len(p.ref):,} characters; at most {MAX_REF_CHARS}")
     if p.kinds is not None and len(p.kinds) > MAX_KINDS:
         fail(plpy, f"kinds has {len(p.kinds)} entries; at most {MAX_KINDS}")
     if not 1 <= p.token_budget <= MAX_BUDGET:

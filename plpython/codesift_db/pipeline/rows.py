@@ -39,6 +39,7 @@ def pack_rows(plpy, p: Params) -> list[dict]:
                 "symbol": item["symbol"],
                 "kind": item["kind"],
                 "blob_sha": item["blob_sha"],
+                "ref": item["ref"],
                 "indexed_commit": item["indexed_commit"],
                 "score": item["score"],
                 "tokens": item["tokens"],
@@ -55,6 +56,7 @@ def explain_rows(plpy, p: Params) -> list[dict]:
         {
             "candidate": item["candidate_rank"],
             "repository": item["repository"],
+            "ref": item["ref"],
             "path": item["path"],
             "start_line": item["start_line"],
             "end_line": item["end_line"],
@@ -96,6 +98,7 @@ def search_rows(plpy, p: Params, k: int) -> list[dict]:
             "symbol": i["symbol"],
             "kind": i["kind"],
             "blob_sha": i["blob_sha"],
+            "ref": by_id[i["repository_id"]]["ref"],
             "indexed_commit": by_id[i["repository_id"]]["indexed_commit"],
             "score": i["score"],
             "why": json.dumps(why(i)),

@@ -22,7 +22,7 @@ def order(item: dict) -> tuple:
 def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
     """Stage 1: validated, scoped, fused, hydrated, recency-decayed candidates."""
     validate(plpy, p)
-    tenant, repos = resolve_scope(plpy, p.repo)
+    tenant, repos = resolve_scope(plpy, p.repo, p.ref)
     repo_ids = [r["id"] for r in repos]
     query_terms = terms(p.query)
     vector, model = query_vector(plpy, p)
@@ -52,6 +52,7 @@ def run(plpy, p: Params) -> list[dict]:
         item["id"] = ":".join(str(x) for x in item["key"])
         item["repository"] = repo["name"]
         item["indexed_commit"] = repo["indexed_commit"]
+        item["ref"] = repo["ref"]
     candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
     pruned = diversity.prune(candidates, p.jaccard_threshold)

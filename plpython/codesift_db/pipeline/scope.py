@@ -4,7 +4,8 @@ notice for each repository that is not indexed yet or whose head has moved on.""
 from .. import plans
 from .params import fail
 
-REPO_TYPES = ["bigint", "text"]
+REPO_TYPES = ["bigint", "text", "text"]
+REFS_TYPES = ["bigint", "text"]
 
 
 def current_tenant(plpy) -> int | None:
@@ -13,13 +14,19 @@ def current_tenant(plpy) -> int | None:
     return plans.run(plpy, "select codesift.current_tenant_id() as t")[0]["t"]
 
 
-def _repositories(plpy, tenant: int | None, repo: str | None) -> list[dict]:
-    return list(plans.run(plpy, plans.load("repositories"), REPO_TYPES, [tenant, repo]))
+def _repositories(plpy, tenant: int | None, repo: str | None, ref: str | None) -> list[dict]:
+    return list(plans.run(plpy, plans.load("repositories"), REPO_TYPES, [tenant, repo, ref]))
 
 
-def resolve_scope(plpy, repo: str | None) -> tuple[int, list[dict]]:
+def _label(r: dict) -> str:
+    return f"repository '{r['name']}'" + ("" if r["is_default"] else f" at ref '{r['ref']}'")
+
+
+def resolve_scope(plpy, repo: str | None, ref: str | None = None) -> tuple[int, list[dict]]:
+    """The tenant and the repository refs a query searches: `ref` of the repository named
+    `repo` (or of every repository that has it), else each one's default ref."""
     tenant = current_tenant(plpy)
-    repos = _repositories(plpy, tenant, repo)
+    repos = _repositories(plpy, tenant, repo, ref)
     if tenant is None:
         # an owner/superuser session without a tenant: a repository name that is
         # unique across tenants identifies one; the application role sees nothing
@@ -40,8 +47,18 @@ def resolve_scope(plpy, repo: str | None) -> tuple[int, list[dict]]:
                 sqlstate="42501",
             )
         tenant = tenants.pop()
+    if not repos and ref is not None and _repositories(plpy, tenant, repo, None):
+        listed = plans.run(plpy, plans.load("repository_refs"), REFS_TYPES, [tenant, repo])
+        refs = [r["ref"] for r in listed]
+        where = f"repository '{repo}'" if repo else "any repository"
+        fail(
+            plpy,
+            f"{where} has no indexed ref '{ref}'",
+            hint="indexed refs: " + ", ".join(refs[:20]) + " (codesift index PATH --ref REF)",
+            sqlstate="42704",
+        )
     if not repos:
-        names = [r["name"] for r in _repositories(plpy, tenant, None)]
+        names = [r["name"] for r in _repositories(plpy, tenant, None, None)]
         hint = (
             ("indexed repositories: " + ", ".join(names[:20]))
             if names
@@ -50,10 +67,10 @@ def resolve_scope(plpy, repo: str | None) -> tuple[int, list[dict]]:
         fail(plpy, f"unknown repository '{repo}'", hint=hint, sqlstate="42704")
     for r in repos:
         if r["indexed_commit"] is None:
-            plpy.notice(f"repository '{r['name']}' has no indexed commit yet")
+            plpy.notice(f"{_label(r)} has no indexed commit yet")
         elif r["head_commit"] and r["head_commit"] != r["indexed_commit"]:
             plpy.notice(
-                f"repository '{r['name']}' is indexed at {r['indexed_commit'][:12]} but its "
+                f"{_label(r)} is indexed at {r['indexed_commit'][:12]} but its "
                 f"head has moved to {r['head_commit'][:12]}: results may be stale "
                 "(re-run codesift index)"
             )
