@@ -289,6 +289,13 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         log_level="WARNING",
     )
 
+    # the ref tools search when they name none: the repository's default, or after
+    # sync_index of the worktree (stdio) that worktree's ref, so that edits show
+    session: dict[str, str | None] = {"ref": None}
+
+    def at(ref: str | None) -> str | None:
+        return ref if ref is not None else session["ref"]
+
     def tool(**kwargs):
         """server.tool with the docstring as one clean paragraph (no source indentation)."""
 
@@ -326,7 +333,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
                 "budget": token_budget,
                 "prefix": path_prefix,
                 "lang": language,
-                "ref": ref,
+                "ref": at(ref),
             },
         )
         # the same text pack_context_text returns: the items in rank order
@@ -360,7 +367,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
             " path_prefix => %(prefix)s, max_results => %(n)s, include_body => %(body)s,"
             " ref => %(ref)s)",
             {
-                "ref": ref,
+                "ref": at(ref),
                 "name": name,
                 "repo": repo,
                 "kind": kind,
@@ -397,7 +404,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
             _tenant(settings),
             "select * from codesift.related_files(%(path)s, repo => %(repo)s,"
             " depth => %(depth)s, max_results => %(n)s, ref => %(ref)s)",
-            {"path": path, "repo": repo, "depth": depth, "n": max_results, "ref": ref},
+            {"path": path, "repo": repo, "depth": depth, "n": max_results, "ref": at(ref)},
         )
         found = [dict(zip(names, r, strict=True)) for r in rows]
         lines = [
@@ -435,7 +442,7 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
             " token_budget => %(budget)s, path_prefix => %(prefix)s, language => %(lang)s,"
             " ref => %(ref)s) order by candidate limit %(n)s",
             {
-                "ref": ref,
+                "ref": at(ref),
                 "q": question,
                 "repo": repo,
                 "budget": token_budget,
@@ -515,12 +522,14 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
             worktree: bool = True,
         ) -> CallToolResult:
             """Re-index the local checkout incrementally (only new or changed files; with
-            worktree, uncommitted changes too), so that search results reflect edits you
-            just made. Call it after changing files when searches look stale."""
+            worktree, uncommitted changes too, as the ref 'HEAD:worktree', which the other
+            tools then search unless they name a ref), so that search results reflect
+            edits you just made. Call it after changing files when searches look stale."""
             import anyio
 
             target = path or settings.repo_path or os.getcwd()
             summary = await anyio.to_thread.run_sync(_sync_index, settings, target, name, worktree)
+            session["ref"] = summary["ref"] if worktree else None
             return _result(summary["text"], [summary], [])
 
     return server
@@ -543,7 +552,7 @@ def _sync_index(settings: Settings, path: str, name: str | None, worktree: bool)
     except CodesiftError as exc:
         raise ToolError(str(exc)) from None
     text = (
-        f"indexed {s.repository} @ {s.commit[:12]}{' + worktree' if worktree else ''}: "
+        f"indexed {s.repository} @ {s.ref} ({s.commit[:12]}): "
         f"{s.files} files, {s.new_blobs} new blobs, {s.new_symbols} new symbols, "
         f"{s.removed_paths} paths removed, {s.edges} import edges, embedded "
         f"{s.embedded.symbols} symbols + {s.embedded.blobs} files"
@@ -551,6 +560,7 @@ def _sync_index(settings: Settings, path: str, name: str | None, worktree: bool)
     return {
         "text": text,
         "repository": s.repository,
+        "ref": s.ref,
         "commit": s.commit,
         "files": s.files,
         "new_blobs": s.new_blobs,
