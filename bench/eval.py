@@ -48,7 +48,7 @@ from rich.table import Table  # noqa: E402
 
 from bench import eval_metrics as m  # noqa: E402
 
-DEFAULT_ARMS = ("lexical", "lexical_tsrank", "dense", "hybrid", "pack", "peer")
+DEFAULT_ARMS = ("bm25_files", "lexical", "lexical_tsrank", "dense", "hybrid", "pack", "peer")
 EXTRA_ARMS = ("peer_lexical", "peer_dense")
 STAGE1 = {
     # arm: (lexical_weight, dense_weight, ranking)
@@ -58,6 +58,23 @@ STAGE1 = {
     "hybrid": (1.0, 1.0, "bm25"),
 }
 PEER_LEGS = {"peer": (1.0, 1.0), "peer_lexical": (1.0, 0.0), "peer_dense": (0.0, 1.0)}
+# Engines: the same arms under the settings of pipeline/features.py. `today` is the engine
+# before issue 16 (every feature off, RRF k = 60, the question's own embedding); `new` is the
+# default; `no-X` switches feature X off alone (the ablations); `fusion-X` picks fusion X.
+FEATURES = ("question", "fusion", "kinds", "evidence", "pack")
+FUSIONS = ("rrf", "rrf_k", "guard", "convex")
+ENGINES = {
+    "today": ("all", ""),
+    "new": ("", ""),
+    **{f"no-{f}": (f, "") for f in FEATURES},
+    **{f"fusion-{f}": ("", f) for f in FUSIONS},
+}
+ENGINE_FREE = ("peer", "peer_lexical", "peer_dense", "bm25_files")  # arms no setting changes
+BM25_FILES_SQL = """
+select path from codesift._bm25_files(%(tenant)s, codesift._query_terms(%(query)s),
+    array[(select id from codesift.repositories where tenant_id = %(tenant)s and name = %(repo)s)],
+    null, null, %(k)s, 1.2, 0.75)
+"""
 STAGE1_ROWS = 300  # rows asked of hybrid_search; file lists are cut to --k after dedupe
 
 # The peer's hybrid query (bench/queries/peer_search.md) over our schema. Adaptations:
@@ -406,6 +423,9 @@ def run_arm(conn, arm: str, q: Query, embedding: str | None, tenant_id: int, arg
                 _with_recency(PACK_SQL, args.recency_lambda), {**common, "budget": args.budget}
             ).fetchall()
         )
+    if arm == "bm25_files":
+        rows = conn.execute(BM25_FILES_SQL, {**common, "tenant": tenant_id, "k": args.k}).fetchall()
+        return [m.Row(r[0], kind="file") for r in rows]
     if arm in PEER_LEGS:
         lw, dw = PEER_LEGS[arm]
         rows = conn.execute(
@@ -433,6 +453,30 @@ class Options:
     progress: bool = True
     explain: bool = False
     recency_lambda: float | None = None  # None: the engine's default (0.0001)
+    engines: tuple = ("today", "new")
+    engine_arms: tuple | None = None  # arms run under engines other than today/new (None: all)
+
+
+def arm_labels(opts: Options) -> list[tuple[str, str, str]]:
+    """(label, arm, engine) per column: `arm` under `new`, `arm@engine` under the others;
+    arms no engine setting changes run once."""
+    labels = []
+    for arm in opts.arms:
+        if arm in ENGINE_FREE:
+            labels.append((arm, arm, "new"))
+            continue
+        for engine in opts.engines:
+            if engine not in ("today", "new") and opts.engine_arms and arm not in opts.engine_arms:
+                continue
+            labels.append((arm if engine == "new" else f"{arm}@{engine}", arm, engine))
+    return labels
+
+
+def set_engine(conn, engine: str) -> None:
+    """The session settings that select an engine (pipeline/features.py)."""
+    off, fusion = ENGINES[engine]
+    conn.execute("select set_config('codesift.retrieval_off', %s, false)", (off,))
+    conn.execute("select set_config('codesift.fusion', %s, false)", (fusion,))
 
 
 def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[dict, dict]:
@@ -445,6 +489,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
             log(f"{target.name} (tenant {target.tenant}): {done}")
     per_query: dict[str, dict[str, m.QueryResult]] = {}
     details: dict = {"queries": {}}
+    labels = arm_labels(opts)
     with psycopg.connect(dsn, autocommit=True) as conn:
         for target in targets:
             row = conn.execute(
@@ -465,6 +510,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 )
                 current = tenant_id
             start = time.monotonic()
+            set_engine(conn, "today")
             embedding = conn.execute("select codesift.embed_query(%s)::text", (q.text,)).fetchone()[
                 0
             ]
@@ -477,9 +523,13 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 "embed_ms": round(embed_ms, 1),
                 "arms": {},
             }
-            for arm in opts.arms:
+            for label, arm, engine in labels:
+                set_engine(conn, engine)
+                # the engine embeds the question itself (a long one's digest) unless it reads
+                # questions as today did: then the harness's embedding of the whole text
+                own = engine == "today" or "question" in ENGINES[engine][0].split(",")
                 start = time.monotonic()
-                rows = run_arm(conn, arm, q, embedding, tenant_id, opts)
+                rows = run_arm(conn, arm, q, embedding if own else None, tenant_id, opts)
                 ms = (time.monotonic() - start) * 1000
                 result = m.score_query(
                     rows,
@@ -489,8 +539,8 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                     packed=arm == "pack",
                     symbol_level=not arm.startswith("peer"),
                 )
-                per_query[q.id][arm] = result
-                info["arms"][arm] = {
+                per_query[q.id][label] = result
+                info["arms"][label] = {
                     "first_hit_rank": result.rank,
                     "first_hit_rank_lenient": result.rank_lenient,
                     "files": result.files[:10],
@@ -500,7 +550,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                     "ms": round(ms, 1),
                 }
                 if arm == "pack":
-                    info["arms"][arm]["packed"] = [
+                    info["arms"][label]["packed"] = [
                         f"{r.path}:{r.start_line}-{r.end_line} {r.symbol or r.kind} ({r.tokens})"
                         for r in rows
                     ]
@@ -508,10 +558,11 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 arm in info["arms"] and info["arms"][arm]["first_hit_rank"] != 1
                 for arm in ("hybrid", "pack")
             ):
-                info["explain"] = explain_miss(conn, q, embedding, opts.budget, opts.recency_lambda)
+                set_engine(conn, "new")
+                info["explain"] = explain_miss(conn, q, None, opts.budget, opts.recency_lambda)
             details["queries"][q.id] = info
     kinds = {q.id: q.kind for q in queries}
-    result = m.report(per_query, kinds, opts.arms)
+    result = m.report(per_query, kinds, tuple(label for label, _, _ in labels))
     details["context_hit"] = m.context_hit_rate(
         [per_query[q.id]["pack"] for q in queries if "pack" in per_query[q.id]]
     )
@@ -660,6 +711,18 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         help="recency decay passed to hybrid_search/pack_context (default: the engine's 0.0001)",
     )
+    parser.add_argument(
+        "--engines",
+        default="today,new",
+        help="comma-separated engines each arm runs under (default today,new; also "
+        + ", ".join(e for e in ENGINES if e not in ("today", "new"))
+        + ")",
+    )
+    parser.add_argument(
+        "--engine-arms",
+        default="hybrid,pack",
+        help="arms run under the engines other than today and new (default hybrid,pack)",
+    )
     parser.add_argument("--no-index", action="store_true", help="do not index, query as is")
     parser.add_argument("--no-embed", action="store_true", help="index without embeddings")
     parser.add_argument(
@@ -695,6 +758,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [a for a in arms if a not in DEFAULT_ARMS + EXTRA_ARMS]
     if unknown:
         parser.error(f"unknown arms: {', '.join(unknown)}")
+    engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
+    if any(e not in ENGINES for e in engines):
+        parser.error(f"unknown engines; known: {', '.join(ENGINES)}")
     console = Console(width=None if sys.stdout.isatty() else 180)
     opts = Options(
         arms=arms,
@@ -706,6 +772,8 @@ def main(argv: list[str] | None = None) -> int:
         progress=sys.stderr.isatty(),
         explain=args.explain,
         recency_lambda=args.recency_lambda,
+        engines=engines,
+        engine_arms=tuple(a for a in args.engine_arms.split(",") if a),
     )
     started = time.monotonic()
     report, details = evaluate(dsn, queries, opts, log=console.print)
