@@ -208,3 +208,27 @@ def test_file_support_favours_a_file_with_several_hits():
     assert support[("s", 4)] == 0.0
     assert support[("s", 1)] == pytest.approx(recency.EVIDENCE_DAMP * 0.04)
     assert 0.02 + support[("s", 1)] > 0.03
+
+
+def _cand(path, lines, score):
+    line = "    value_{} = compute_something(argument_{})"
+    text = "\n".join(line.format(n, n) for n in range(lines))
+    return {"path": path, "start_line": 1, "end_line": lines, "text": text, "score": score}
+
+
+def test_the_pack_carries_each_top_file_by_a_symbol_that_fits():
+    from codesift_db import packing
+    from codesift_db.pipeline import coverage
+
+    top = _cand("a.py", 30, 1.0)
+    more_a = [_cand("a.py", 30, 0.9 - i / 100) for i in range(6)]
+    big_b = _cand("b.py", 400, 0.5)  # the second file's best: too big for its share
+    small_b = _cand("b.py", 10, 0.4)
+    items = [top, *more_a, big_b, small_b]
+    budget = 1500
+    plain = packing.pack(items, budget)
+    assert not any(r["packed"] and r["path"] == "b.py" for r in plain)
+    covered = packing.pack(coverage.front(items, budget), budget)
+    assert {r["path"] for r in covered if r["packed"]} == {"a.py", "b.py"}
+    assert covered[0]["packed"] and covered[0] is not top and covered[0]["score"] == 1.0
+    assert sum(r["tokens"] for r in covered) <= budget

@@ -90,7 +90,7 @@ def read(text: str) -> Reading:
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
     signal: dict[str, None] = {}
-    mentions: dict[str, None] = {}
+    found: list[tuple[int, str]] = []  # (position, path): mentions in order of the text
 
     def add(name: str) -> None:
         if 2 < len(name) <= 120:
@@ -100,15 +100,14 @@ def read(text: str) -> Reading:
         path = m.group(1) or m.group(3) or m.group(5)
         func = m.group(2) or m.group(4) or m.group(6)
         if path and not path.startswith("<"):
-            mentions.setdefault(path, None)
+            found.append((m.start(), path))
         if func and not func.startswith("<"):
             add(func)
     for m in _PATH.finditer(clean):
-        mentions.setdefault(m.group(1), None)
+        found.append((m.start(1), m.group(1)))
     for m in _ERROR.finditer(clean):
         add(m.group(1))
     quoted = [m.group(1) for m in _BACKTICK.finditer(clean)]
-    code = "\n".join(m.group(1) for m in _FENCE.finditer(clean))
     for chunk in quoted:
         for ident in identifiers._IDENT.findall(chunk):
             if not ident.isdigit():
@@ -116,10 +115,10 @@ def read(text: str) -> Reading:
     for pattern in (_CAMEL, _SNAKE, _CALL):
         for m in pattern.finditer(clean):
             add(m.group(1))
-    for m in _DOTTED.finditer(code + "\n" + "\n".join(quoted)):
+    for m in _DOTTED.finditer(clean):
         for stem in _module_paths(m.group(1)):
-            mentions.setdefault(stem, None)
-    mentions = {k: None for k in mentions if k not in signal}
+            found.append((m.start(), stem))
+    mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
     prose = _FENCE.sub(" ", clean).strip()
     title, _, rest = prose.partition("\n")
     first = next((p.strip() for p in re.split(r"\n\s*\n", rest) if p.strip()), "")

@@ -3,7 +3,7 @@ candidates; all hybrid_search runs) and run (then the graph, the stand-ins, prun
 packing; what pack_context and explain_context run)."""
 
 from .. import diversity, packing
-from . import features, question
+from . import coverage, features, question
 from .fusion import fuse
 from .graph import expand_graph
 from .hydrate import file_tokens, hydrate
@@ -73,6 +73,8 @@ def run(plpy, p: Params) -> list[dict]:
     candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
     pruned = diversity.prune(candidates, p.jaccard_threshold)
+    if p.features.on("pack"):
+        pruned = coverage.front(pruned, p.token_budget)
     packed = packing.pack(pruned, p.token_budget)
     for item in expanded:
         item.update({"packed": False, "tokens": 0, "truncated": False, "packed_text": None})
