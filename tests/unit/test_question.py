@@ -225,7 +225,7 @@ def test_the_pack_carries_each_top_file_by_a_symbol_that_fits():
     big_b = _cand("b.py", 400, 0.5)  # the second file's best: too big for its share
     small_b = _cand("b.py", 10, 0.4)
     items = [top, *more_a, big_b, small_b]
-    budget = 1500
+    budget = coverage.cost(top) * 7  # the a.py items alone fill it
     plain = packing.pack(items, budget)
     assert not any(r["packed"] and r["path"] == "b.py" for r in plain)
     covered = packing.pack(coverage.front(items, budget), budget)
