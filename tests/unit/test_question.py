@@ -202,12 +202,14 @@ def test_file_support_favours_a_file_with_several_hits():
         ("s", 1): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
         ("s", 2): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
         ("s", 3): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
-        ("s", 4): {"repository_id": 1, "path": "lucky.py", "rrf": 0.03},
+        ("s", 4): {"repository_id": 1, "path": "lucky.py", "rrf": 0.021},
+        ("f", 1, "many.py"): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
     }
     support = recency.file_support(items)
     assert support[("s", 4)] == 0.0
-    assert support[("s", 1)] == pytest.approx(recency.EVIDENCE_DAMP * 0.04)
-    assert 0.02 + support[("s", 1)] > 0.03
+    assert support[("f", 1, "many.py")] == pytest.approx(support[("s", 1)])  # its symbols
+    assert 0.02 + support[("s", 1)] > 0.021
+    assert support[("s", 1)] == pytest.approx(recency.EVIDENCE_DAMP * 0.02 * recency.EVIDENCE_TOP)
 
 
 def _cand(path, lines, score):

@@ -29,9 +29,9 @@ CONFIG_PATH = re.compile(
 DOC_PRIOR = 0.5
 TEMPLATE_PRIOR = 0.3
 CONFIG_PRIOR = 0.6
-# file evidence: a hit's score gains this share of the next best hits in its file
-EVIDENCE_DAMP = 0.3
-EVIDENCE_TOP = 3
+# file evidence: a hit's score gains this share of the next best symbol hits in its file
+EVIDENCE_DAMP = 0.15
+EVIDENCE_TOP = 2
 SECONDS_PER_DAY = 86400.0
 
 
@@ -79,16 +79,18 @@ def path_prior(path: str, kinds: bool = False) -> float:
 
 
 def file_support(items: dict) -> dict:
-    """For each candidate, EVIDENCE_DAMP times the sum of the EVIDENCE_TOP best other fused
-    scores in its file: a file with several relevant symbols outranks one lucky symbol."""
+    """For each candidate, EVIDENCE_DAMP times the sum of the EVIDENCE_TOP best other symbol
+    hits' fused scores in its file: a file with several relevant symbols outranks one lucky
+    symbol."""
     by_file: dict = {}
     for key, item in items.items():
         by_file.setdefault((item["repository_id"], item["path"]), []).append((item["rrf"], key))
     support = {}
     for hits in by_file.values():
-        hits.sort(key=lambda h: -h[0])
+        # the symbol hits are the evidence: the file's own hit already scores the whole file
+        symbols = sorted((h for h in hits if h[1][0] == "s"), key=lambda h: -h[0])
         for _, key in hits:
-            others = [s for s, k in hits if k != key][:EVIDENCE_TOP]
+            others = [s for s, k in symbols if k != key][:EVIDENCE_TOP]
             support[key] = EVIDENCE_DAMP * sum(others)
     return support
 
