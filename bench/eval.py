@@ -23,6 +23,16 @@ first packed row) and `peer` (the peer's published file-level hybrid query, re-c
 our schema: see PEER_SQL). `peer_lexical` and `peer_dense` (its two legs alone) can be
 asked for with --arms.
 
+`bm25_files` is the plain baseline: codesift._bm25_files over the question's OR terms, file
+level, nothing else.
+
+Engines (--engines): every arm but the baselines runs under each engine, the session settings
+of plpython/codesift_db/pipeline/features.py: `today` (codesift.retrieval_off = all: the
+engine before issue 16, given the harness's embedding of the whole text), `new` (the
+defaults; the engine embeds the question itself, a long one's digest), `no-X` (feature X off
+alone: the ablations) and `fusion-X` (fusion X). Columns are `arm` for new and `arm@engine`
+for the others; engines other than today and new run only --engine-arms (hybrid, pack).
+
 Output: rich tables (per arm, per kind, per query: the rank of the first gold hit), the JSON
 of issue 5 at --out ({"arms", "by_kind", "queries"}), and with --details a larger JSON with
 every arm's ranked files, packed rows and timings per query.
