@@ -23,7 +23,7 @@ from .. import identifiers
 LONG_QUERY_CHARS = 400  # below this a question is searched exactly as written (today's path)
 SCAN_CHARS = 20_000  # text read for signal; the rest of a huge paste adds nothing new
 SIGNAL_WEIGHT = 1.0
-PROSE_WEIGHT = 0.35
+PROSE_WEIGHT = 0.2
 MAX_MENTIONS = 24  # paths and module names looked up
 MAX_DIGEST_IDENTIFIERS = 40
 DIGEST_CHARS = 1_200  # ~256 word pieces of mixed prose and identifiers
