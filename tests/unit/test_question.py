@@ -197,40 +197,29 @@ def test_the_kind_prior_applies_only_when_asked():
     assert recency.path_prior("tests/test_api.py", kinds=True) == recency.TEST_PRIOR
 
 
+def _hit(path, rrf, start, end):
+    return {"repository_id": 1, "path": path, "rrf": rrf, "start_line": start, "end_line": end}
+
+
 def test_file_support_favours_a_file_with_several_hits():
     items = {
-        ("s", 1): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
-        ("s", 2): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
-        ("s", 3): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
-        ("s", 4): {"repository_id": 1, "path": "lucky.py", "rrf": 0.021},
-        ("f", 1, "many.py"): {"repository_id": 1, "path": "many.py", "rrf": 0.02},
+        ("s", 1): _hit("many.py", 0.02, 1, 10),
+        ("s", 2): _hit("many.py", 0.02, 11, 20),
+        ("s", 3): _hit("many.py", 0.02, 21, 30),
+        ("s", 4): _hit("lucky.py", 0.021, 1, 10),
+        ("f", 1, "many.py"): _hit("many.py", 0.02, 1, 30),
     }
     support = recency.file_support(items)
     assert support[("s", 4)] == 0.0
-    assert support[("f", 1, "many.py")] == pytest.approx(support[("s", 1)])  # its symbols
-    assert 0.02 + support[("s", 1)] > 0.021
-    assert support[("s", 1)] == pytest.approx(recency.EVIDENCE_DAMP * 0.02 * recency.EVIDENCE_TOP)
+    evidence = recency.EVIDENCE_DAMP * 0.02 * recency.EVIDENCE_TOP
+    # every candidate of the file gains the same: the order inside it stays
+    assert all(support[k] == pytest.approx(evidence) for k in items if k != ("s", 4))
+    assert 0.02 + evidence > 0.021
 
 
-def _cand(path, lines, score):
-    line = "    value_{} = compute_something(argument_{})"
-    text = "\n".join(line.format(n, n) for n in range(lines))
-    return {"path": path, "start_line": 1, "end_line": lines, "text": text, "score": score}
-
-
-def test_the_pack_carries_each_top_file_by_a_symbol_that_fits():
-    from codesift_db import packing
-    from codesift_db.pipeline import coverage
-
-    top = _cand("a.py", 30, 1.0)
-    more_a = [_cand("a.py", 30, 0.9 - i / 100) for i in range(6)]
-    big_b = _cand("b.py", 400, 0.5)  # the second file's best: too big for its share
-    small_b = _cand("b.py", 10, 0.4)
-    items = [top, *more_a, big_b, small_b]
-    budget = coverage.cost(top) * 7  # the a.py items alone fill it
-    plain = packing.pack(items, budget)
-    assert not any(r["packed"] and r["path"] == "b.py" for r in plain)
-    covered = packing.pack(coverage.front(items, budget), budget)
-    assert {r["path"] for r in covered if r["packed"]} == {"a.py", "b.py"}
-    assert covered[0]["packed"] and covered[0] is not top and covered[0]["score"] == 1.0
-    assert sum(r["tokens"] for r in covered) <= budget
+def test_file_support_counts_a_class_and_its_method_once():
+    items = {
+        ("s", 1): _hit("a.py", 0.03, 10, 20),  # the method
+        ("s", 2): _hit("a.py", 0.02, 1, 40),  # its class
+    }
+    assert recency.file_support(items)[("s", 1)] == 0.0

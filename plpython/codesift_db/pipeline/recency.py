@@ -78,20 +78,34 @@ def path_prior(path: str, kinds: bool = False) -> float:
     return KIND_PRIOR.get(kind, 1.0)
 
 
+def _nested(a: dict, b: dict) -> bool:
+    """One symbol's lines hold the other's (a class and its method say the same twice)."""
+    return (a["start_line"] <= b["start_line"] and b["end_line"] <= a["end_line"]) or (
+        b["start_line"] <= a["start_line"] and a["end_line"] <= b["end_line"]
+    )
+
+
 def file_support(items: dict) -> dict:
-    """For each candidate, EVIDENCE_DAMP times the sum of the EVIDENCE_TOP best other symbol
-    hits' fused scores in its file: a file with several relevant symbols outranks one lucky
-    symbol."""
+    """Each candidate's file evidence: EVIDENCE_DAMP times the sum of the fused scores of its
+    file's symbol hits after the best one (at most EVIDENCE_TOP of them, none nested in one
+    already counted). Every candidate of a file gains the same, so the file ranks by its best
+    hit plus a damped sum of the others (a file with several relevant symbols outranks one
+    lucky symbol) and the order within a file does not change."""
     by_file: dict = {}
     for key, item in items.items():
-        by_file.setdefault((item["repository_id"], item["path"]), []).append((item["rrf"], key))
+        by_file.setdefault((item["repository_id"], item["path"]), []).append(key)
     support = {}
-    for hits in by_file.values():
-        # the symbol hits are the evidence: the file's own hit already scores the whole file
-        symbols = sorted((h for h in hits if h[1][0] == "s"), key=lambda h: -h[0])
-        for _, key in hits:
-            others = [s for s, k in symbols if k != key][:EVIDENCE_TOP]
-            support[key] = EVIDENCE_DAMP * sum(others)
+    for keys in by_file.values():
+        symbols = sorted((items[k] for k in keys if k[0] == "s"), key=lambda i: -i["rrf"])
+        counted: list[dict] = []
+        for item in symbols:
+            if len(counted) > EVIDENCE_TOP:
+                break
+            if not any(_nested(item, c) for c in counted):
+                counted.append(item)
+        evidence = EVIDENCE_DAMP * sum(i["rrf"] for i in counted[1:])
+        for key in keys:
+            support[key] = evidence
     return support
 
 

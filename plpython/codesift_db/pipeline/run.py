@@ -49,7 +49,9 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         repo_ids,
         p.recency_lambda,
         kinds=p.kind_prior,
-        evidence=feats.on("evidence"),
+        # a bug report asks which file to change; a short question often names one symbol,
+        # whose definition must not fall below the files that call it
+        evidence=feats.on("evidence") and reading.long,
     )
     return items, query_terms, repos
 
