@@ -59,7 +59,8 @@ from rich.table import Table  # noqa: E402
 from bench import eval_metrics as m  # noqa: E402
 
 DEFAULT_ARMS = ("bm25_files", "lexical", "lexical_tsrank", "dense", "hybrid", "pack", "peer")
-EXTRA_ARMS = ("peer_lexical", "peer_dense")
+# pack_lexical: pack_context with dense_weight 0 (lexical + graph + packing, no vectors read)
+EXTRA_ARMS = ("peer_lexical", "peer_dense", "pack_lexical")
 STAGE1 = {
     # arm: (lexical_weight, dense_weight, ranking)
     "lexical": (1.0, 0.0, "bm25"),
@@ -157,7 +158,7 @@ order by rank
 PACK_SQL = """
 select path, start_line, end_line, symbol, kind, tokens
 from codesift.pack_context(%(query)s, repo => %(repo)s, token_budget => %(budget)s,
-    query_embedding => %(embedding)s::vector{recency})
+    query_embedding => %(embedding)s::vector, dense_weight => %(dw)s{recency})
 order by rank
 """
 
@@ -427,10 +428,11 @@ def run_arm(conn, arm: str, q: Query, embedding: str | None, tenant_id: int, arg
             {**common, "rows": STAGE1_ROWS, "lw": lw, "dw": dw, "ranking": ranking},
         ).fetchall()
         return _rows(rows)
-    if arm == "pack":
+    if arm in ("pack", "pack_lexical"):
         return _rows(
             conn.execute(
-                _with_recency(PACK_SQL, args.recency_lambda), {**common, "budget": args.budget}
+                _with_recency(PACK_SQL, args.recency_lambda),
+                {**common, "budget": args.budget, "dw": 1.0 if arm == "pack" else 0.0},
             ).fetchall()
         )
     if arm == "bm25_files":
@@ -546,7 +548,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                     q.gold_files,
                     q.gold_symbols,
                     k=opts.k,
-                    packed=arm == "pack",
+                    packed=arm in ("pack", "pack_lexical"),
                     symbol_level=not arm.startswith("peer"),
                 )
                 per_query[q.id][label] = result
@@ -559,7 +561,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                     "tokens": result.tokens,
                     "ms": round(ms, 1),
                 }
-                if arm == "pack":
+                if arm in ("pack", "pack_lexical"):
                     info["arms"][label]["packed"] = [
                         f"{r.path}:{r.start_line}-{r.end_line} {r.symbol or r.kind} ({r.tokens})"
                         for r in rows

@@ -18,7 +18,7 @@ FEATURES = (
     "pack",  # the pack keeps a large file's best symbols
 )
 FUSIONS = ("rrf", "rrf_k", "guard", "convex")
-DEFAULT_FUSION = "guard"
+DEFAULT_FUSION = "rrf_k"
 SETTINGS = (
     "select current_setting('codesift.retrieval_off', true) as off,"
     " current_setting('codesift.fusion', true) as fusion"

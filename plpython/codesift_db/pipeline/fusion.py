@@ -3,9 +3,9 @@
 * rrf: Reciprocal Rank Fusion, weight / (k + rank) summed over the legs, k = 60 (the engine
   before issue 16; what codesift.retrieval_off = fusion selects);
 * rrf_k: the same with a small k (SMALL_K), so a leg's top ranks count far more than its tail;
-* guard: RRF k = 60, but a leg's top GUARD_TOP count as if every leg had ranked them there, so
-  a clear hit of one leg that the other never saw is not buried under candidates that both
-  legs rank moderately;
+* guard: RRF k = 60, but a leg's top GUARD_TOP count as if every leg had ranked them
+  GUARD_SLACK places lower, so a clear hit of one leg that the other never saw is not buried
+  under candidates that both legs rank moderately (nor lifted above what both rank first);
 * convex: a weighted mean of each leg's scores normalised to [0, 1] within the leg and tier.
 
 A third leg, `mention`, holds the files a long question names (pipeline/question.py)."""
@@ -13,6 +13,7 @@ A third leg, `mention`, holds the files a long question names (pipeline/question
 RRF_K = 60
 SMALL_K = 10
 GUARD_TOP = 3
+GUARD_SLACK = 3
 LEGS = ("lexical", "dense", "mention")
 
 
@@ -22,12 +23,13 @@ def rrf(ranks: dict, weights: dict, k: int = RRF_K) -> float:
 
 
 def guarded(ranks: dict, weights: dict, k: int = RRF_K) -> float:
-    """RRF, at least what a top-GUARD_TOP rank of one leg would earn from every weighted leg."""
+    """RRF, at least what a top-GUARD_TOP rank of one leg, GUARD_SLACK places lower, would
+    earn from every weighted leg."""
     score = rrf(ranks, weights, k)
     total = sum(w for leg, w in weights.items() if leg != "mention")
     for leg, rank in ranks.items():
         if leg != "mention" and rank is not None and rank <= GUARD_TOP and weights.get(leg):
-            score = max(score, total / (k + rank))
+            score = max(score, total / (k + rank + GUARD_SLACK))
     return score
 
 
