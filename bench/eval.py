@@ -539,7 +539,11 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 set_engine(conn, engine)
                 # the engine embeds the question itself (a long one's digest) unless it reads
                 # questions as today did: then the harness's embedding of the whole text
-                own = engine == "today" or "question" in ENGINES[engine][0].split(",")
+                own = (
+                    engine == "today"
+                    or "question" in ENGINES[engine][0].split(",")
+                    or arm in ENGINE_FREE
+                )
                 start = time.monotonic()
                 rows = run_arm(conn, arm, q, embedding if own else None, tenant_id, opts)
                 ms = (time.monotonic() - start) * 1000

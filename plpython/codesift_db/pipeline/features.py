@@ -12,13 +12,16 @@ from .params import fail
 
 FEATURES = (
     "question",  # long-question reading: weighted terms, mentioned files, the dense digest
-    "fusion",  # the chosen fusion instead of RRF k = 60
+    "fusion",  # codesift.fusion's choice instead of RRF k = 60
     "kinds",  # the file-kind prior (docs, templates, configuration below code)
     "evidence",  # file ranking from aggregated symbol evidence
     "pack",  # the pack keeps a large file's best symbols
 )
 FUSIONS = ("rrf", "rrf_k", "guard", "convex")
-DEFAULT_FUSION = "rrf_k"
+# chosen by measurement (bench/results/quality-*.json): on express-10 and gin-23 only RRF
+# k = 60 kept every arm at or above the engine before; rrf_k, guard and convex each lost an
+# arm on one of them (the SWE-bench sets could not be measured with vectors: see the results)
+DEFAULT_FUSION = "rrf"
 SETTINGS = (
     "select current_setting('codesift.retrieval_off', true) as off,"
     " current_setting('codesift.fusion', true) as fusion"
