@@ -78,6 +78,7 @@ ENGINES = {
     "today": ("all", ""),
     "new": ("", ""),
     **{f"no-{f}": (f, "") for f in FEATURES},
+    "with-evidence": ("none", ""),  # every feature on, file evidence included
     **{f"fusion-{f}": ("", f) for f in FUSIONS},
 }
 ENGINE_FREE = ("peer", "peer_lexical", "peer_dense", "bm25_files")  # arms no setting changes
@@ -484,9 +485,18 @@ def arm_labels(opts: Options) -> list[tuple[str, str, str]]:
     return labels
 
 
+def engine_settings(engine: str) -> tuple[str, str]:
+    """(codesift.retrieval_off, codesift.fusion) of an engine; `no-X+Y` switches X and Y off."""
+    if engine in ENGINES:
+        return ENGINES[engine]
+    if engine.startswith("no-") and all(f in FEATURES for f in engine[3:].split("+")):
+        return engine[3:].replace("+", ","), ""
+    raise SystemExit(f"unknown engine {engine!r}; known: {', '.join(ENGINES)} or no-X+Y")
+
+
 def set_engine(conn, engine: str) -> None:
     """The session settings that select an engine (pipeline/features.py)."""
-    off, fusion = ENGINES[engine]
+    off, fusion = engine_settings(engine)
     conn.execute("select set_config('codesift.retrieval_off', %s, false)", (off,))
     conn.execute("select set_config('codesift.fusion', %s, false)", (fusion,))
 
@@ -541,7 +551,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 # questions as today did: then the harness's embedding of the whole text
                 own = (
                     engine == "today"
-                    or "question" in ENGINES[engine][0].split(",")
+                    or "question" in engine_settings(engine)[0].split(",")
                     or arm in ENGINE_FREE
                 )
                 start = time.monotonic()
@@ -775,8 +785,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown arms: {', '.join(unknown)}")
     engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
-    if any(e not in ENGINES for e in engines):
-        parser.error(f"unknown engines; known: {', '.join(ENGINES)}")
+    for e in engines:
+        engine_settings(e)
     console = Console(width=None if sys.stdout.isatty() else 180)
     opts = Options(
         arms=arms,

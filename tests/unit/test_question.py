@@ -156,7 +156,8 @@ def test_mentioned_files_are_a_leg_of_their_own():
 def test_feature_settings():
     plpy = FakePlpy()
     default = features.parse(plpy, None, None)
-    assert all(default.on(f) for f in features.FEATURES)
+    assert all(default.on(f) != (f in features.DEFAULT_OFF) for f in features.FEATURES)
+    assert all(features.parse(plpy, "none", None).on(f) for f in features.FEATURES)
     assert default.fusion == features.DEFAULT_FUSION
     assert features.parse(plpy, "all", "") == features.TODAY
     kinds_off = features.parse(plpy, " kinds ,evidence", "convex")
