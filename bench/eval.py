@@ -73,11 +73,13 @@ PEER_LEGS = {"peer": (1.0, 1.0), "peer_lexical": (1.0, 0.0), "peer_dense": (0.0,
 # before issue 16 (every feature off, RRF k = 60, the question's own embedding); `new` is the
 # default; `no-X` switches feature X off alone (the ablations); `fusion-X` picks fusion X.
 FEATURES = ("question", "fusion", "kinds", "evidence", "pack")
+DEFAULT_OFF = ("evidence",)  # pipeline/features.py: off unless codesift.retrieval_off = none
 FUSIONS = ("rrf", "rrf_k", "guard", "convex")
 ENGINES = {
     "today": ("all", ""),
     "new": ("", ""),
-    **{f"no-{f}": (f, "") for f in FEATURES},
+    # each off alone against the defaults, in which file evidence is off (DEFAULT_OFF)
+    **{f"no-{f}": (",".join(dict.fromkeys([f, *DEFAULT_OFF])), "") for f in FEATURES},
     "with-evidence": ("none", ""),  # every feature on, file evidence included
     **{f"fusion-{f}": ("", f) for f in FUSIONS},
 }
@@ -490,7 +492,7 @@ def engine_settings(engine: str) -> tuple[str, str]:
     if engine in ENGINES:
         return ENGINES[engine]
     if engine.startswith("no-") and all(f in FEATURES for f in engine[3:].split("+")):
-        return engine[3:].replace("+", ","), ""
+        return ",".join(dict.fromkeys([*engine[3:].split("+"), *DEFAULT_OFF])), ""
     raise SystemExit(f"unknown engine {engine!r}; known: {', '.join(ENGINES)} or no-X+Y")
 
 

@@ -229,7 +229,7 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 -- (the exact scoring reads ~7,000 postings rows per query; 2 ms of ~15).
 
 create or replace function codesift._weight_bounds(
-    terms text[], weights double precision []
+    terms text[], weights double precision[]
 )
 returns boolean
 language plpgsql
@@ -254,7 +254,7 @@ begin
 end;
 $fn$;
 
-comment on function codesift._weight_bounds(text[], double precision []) is
+comment on function codesift._weight_bounds(text[], double precision[]) is
 'Checks the lexical legs'' term weights: null, or one number from 0 to 100 per term.';
 
 create or replace function codesift._bm25_idf(tenant bigint, tier text, terms text[])
@@ -330,7 +330,7 @@ comment on function codesift._bm25_depth() is
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision,
-    weights double precision [] default null
+    weights double precision[] default null
 )
 returns table (symbol_id bigint, score double precision)
 language plpgsql
@@ -474,7 +474,7 @@ $fn$;
 
 comment on function codesift._bm25_symbols(
     bigint, text[], bigint[], text, text, text[], integer, double precision, double precision,
-    double precision []
+    double precision[]
 ) is
 'Lexical leg over symbols: Okapi BM25 (k1, b) with idf from the tenant''s term statistics, '
 'OR semantics over the terms; top k live symbols passing the filters, scored exactly, from '
@@ -483,7 +483,7 @@ comment on function codesift._bm25_symbols(
 create or replace function codesift._bm25_files(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     k integer, k1 double precision, b double precision,
-    weights double precision [] default null
+    weights double precision[] default null
 )
 returns table (repository_id bigint, path text, score double precision)
 language plpgsql
@@ -633,7 +633,7 @@ $fn$;
 
 comment on function codesift._bm25_files(
     bigint, text[], bigint[], text, text, integer, double precision, double precision,
-    double precision []
+    double precision[]
 ) is
 'Lexical leg over files: Okapi BM25 over whole-file content and path terms; top k live '
 'files, scored exactly, from candidates among each term''s best-impact postings.';

@@ -27,7 +27,8 @@ def matches(mention: str, path: str) -> bool:
 
 def mentioned_files(plpy, tenant: int, repo_ids: list, mentions: list[str]) -> list[dict]:
     """The leg's rows, in order of first mention: {repository_id, path}."""
-    names, stems = set(), set()
+    names: set[str] = set()
+    stems: set[str] = set()
     for mention in mentions:
         base = posixpath.basename(_clean(mention))
         if not base:
