@@ -12,7 +12,7 @@ express=$1
 gin=$2
 shift 2
 out=${OUT:-bench/results}
-engines=today,new,no-question,no-kinds,no-evidence,no-pack,fusion-rrf_k,fusion-guard,fusion-convex
+engines=today,new,no-question,no-kinds,no-pack,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
 run() {
     .venv/bin/python bench/eval.py --engines "$engines" --engine-arms hybrid,pack "$@"
 }
