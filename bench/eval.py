@@ -23,6 +23,16 @@ first packed row) and `peer` (the peer's published file-level hybrid query, re-c
 our schema: see PEER_SQL). `peer_lexical` and `peer_dense` (its two legs alone) can be
 asked for with --arms.
 
+`bm25_files` is the plain baseline: codesift._bm25_files over the question's OR terms, file
+level, nothing else.
+
+Engines (--engines): every arm but the baselines runs under each engine, the session settings
+of plpython/codesift_db/pipeline/features.py: `today` (codesift.retrieval_off = all: the
+engine before issue 16, given the harness's embedding of the whole text), `new` (the
+defaults; the engine embeds the question itself, a long one's digest), `no-X` (feature X off
+alone: the ablations) and `fusion-X` (fusion X). Columns are `arm` for new and `arm@engine`
+for the others; engines other than today and new run only --engine-arms (hybrid, pack).
+
 Output: rich tables (per arm, per kind, per query: the rank of the first gold hit), the JSON
 of issue 5 at --out ({"arms", "by_kind", "queries"}), and with --details a larger JSON with
 every arm's ranked files, packed rows and timings per query.
@@ -48,8 +58,9 @@ from rich.table import Table  # noqa: E402
 
 from bench import eval_metrics as m  # noqa: E402
 
-DEFAULT_ARMS = ("lexical", "lexical_tsrank", "dense", "hybrid", "pack", "peer")
-EXTRA_ARMS = ("peer_lexical", "peer_dense")
+DEFAULT_ARMS = ("bm25_files", "lexical", "lexical_tsrank", "dense", "hybrid", "pack", "peer")
+# pack_lexical: pack_context with dense_weight 0 (lexical + graph + packing, no vectors read)
+EXTRA_ARMS = ("peer_lexical", "peer_dense", "pack_lexical")
 STAGE1 = {
     # arm: (lexical_weight, dense_weight, ranking)
     "lexical": (1.0, 0.0, "bm25"),
@@ -58,6 +69,26 @@ STAGE1 = {
     "hybrid": (1.0, 1.0, "bm25"),
 }
 PEER_LEGS = {"peer": (1.0, 1.0), "peer_lexical": (1.0, 0.0), "peer_dense": (0.0, 1.0)}
+# Engines: the same arms under the settings of pipeline/features.py. `today` is the engine
+# before issue 16 (every feature off, RRF k = 60, the question's own embedding); `new` is the
+# default; `no-X` switches feature X off alone (the ablations); `fusion-X` picks fusion X.
+FEATURES = ("question", "fusion", "kinds", "evidence", "pack")
+DEFAULT_OFF = ("evidence",)  # pipeline/features.py: off unless codesift.retrieval_off = none
+FUSIONS = ("rrf", "rrf_k", "guard", "convex")
+ENGINES = {
+    "today": ("all", ""),
+    "new": ("", ""),
+    # each off alone against the defaults, in which file evidence is off (DEFAULT_OFF)
+    **{f"no-{f}": (",".join(dict.fromkeys([f, *DEFAULT_OFF])), "") for f in FEATURES},
+    "with-evidence": ("none", ""),  # every feature on, file evidence included
+    **{f"fusion-{f}": ("", f) for f in FUSIONS},
+}
+ENGINE_FREE = ("peer", "peer_lexical", "peer_dense", "bm25_files")  # arms no setting changes
+BM25_FILES_SQL = """
+select path from codesift._bm25_files(%(tenant)s, codesift._query_terms(%(query)s),
+    array[(select id from codesift.repositories where tenant_id = %(tenant)s and name = %(repo)s)],
+    null, null, %(k)s, 1.2, 0.75)
+"""
 STAGE1_ROWS = 300  # rows asked of hybrid_search; file lists are cut to --k after dedupe
 
 # The peer's hybrid query (bench/queries/peer_search.md) over our schema. Adaptations:
@@ -130,7 +161,7 @@ order by rank
 PACK_SQL = """
 select path, start_line, end_line, symbol, kind, tokens
 from codesift.pack_context(%(query)s, repo => %(repo)s, token_budget => %(budget)s,
-    query_embedding => %(embedding)s::vector{recency})
+    query_embedding => %(embedding)s::vector, dense_weight => %(dw)s{recency})
 order by rank
 """
 
@@ -400,12 +431,16 @@ def run_arm(conn, arm: str, q: Query, embedding: str | None, tenant_id: int, arg
             {**common, "rows": STAGE1_ROWS, "lw": lw, "dw": dw, "ranking": ranking},
         ).fetchall()
         return _rows(rows)
-    if arm == "pack":
+    if arm in ("pack", "pack_lexical"):
         return _rows(
             conn.execute(
-                _with_recency(PACK_SQL, args.recency_lambda), {**common, "budget": args.budget}
+                _with_recency(PACK_SQL, args.recency_lambda),
+                {**common, "budget": args.budget, "dw": 1.0 if arm == "pack" else 0.0},
             ).fetchall()
         )
+    if arm == "bm25_files":
+        rows = conn.execute(BM25_FILES_SQL, {**common, "tenant": tenant_id, "k": args.k}).fetchall()
+        return [m.Row(r[0], kind="file") for r in rows]
     if arm in PEER_LEGS:
         lw, dw = PEER_LEGS[arm]
         rows = conn.execute(
@@ -433,6 +468,39 @@ class Options:
     progress: bool = True
     explain: bool = False
     recency_lambda: float | None = None  # None: the engine's default (0.0001)
+    engines: tuple = ("today", "new")
+    engine_arms: tuple | None = None  # arms run under engines other than today/new (None: all)
+
+
+def arm_labels(opts: Options) -> list[tuple[str, str, str]]:
+    """(label, arm, engine) per column: `arm` under `new`, `arm@engine` under the others;
+    arms no engine setting changes run once."""
+    labels = []
+    for arm in opts.arms:
+        if arm in ENGINE_FREE:
+            labels.append((arm, arm, "new"))
+            continue
+        for engine in opts.engines:
+            if engine not in ("today", "new") and opts.engine_arms and arm not in opts.engine_arms:
+                continue
+            labels.append((arm if engine == "new" else f"{arm}@{engine}", arm, engine))
+    return labels
+
+
+def engine_settings(engine: str) -> tuple[str, str]:
+    """(codesift.retrieval_off, codesift.fusion) of an engine; `no-X+Y` switches X and Y off."""
+    if engine in ENGINES:
+        return ENGINES[engine]
+    if engine.startswith("no-") and all(f in FEATURES for f in engine[3:].split("+")):
+        return ",".join(dict.fromkeys([*engine[3:].split("+"), *DEFAULT_OFF])), ""
+    raise SystemExit(f"unknown engine {engine!r}; known: {', '.join(ENGINES)} or no-X+Y")
+
+
+def set_engine(conn, engine: str) -> None:
+    """The session settings that select an engine (pipeline/features.py)."""
+    off, fusion = engine_settings(engine)
+    conn.execute("select set_config('codesift.retrieval_off', %s, false)", (off,))
+    conn.execute("select set_config('codesift.fusion', %s, false)", (fusion,))
 
 
 def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[dict, dict]:
@@ -445,6 +513,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
             log(f"{target.name} (tenant {target.tenant}): {done}")
     per_query: dict[str, dict[str, m.QueryResult]] = {}
     details: dict = {"queries": {}}
+    labels = arm_labels(opts)
     with psycopg.connect(dsn, autocommit=True) as conn:
         for target in targets:
             row = conn.execute(
@@ -465,6 +534,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 )
                 current = tenant_id
             start = time.monotonic()
+            set_engine(conn, "today")
             embedding = conn.execute("select codesift.embed_query(%s)::text", (q.text,)).fetchone()[
                 0
             ]
@@ -477,20 +547,28 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 "embed_ms": round(embed_ms, 1),
                 "arms": {},
             }
-            for arm in opts.arms:
+            for label, arm, engine in labels:
+                set_engine(conn, engine)
+                # the engine embeds the question itself (a long one's digest) unless it reads
+                # questions as today did: then the harness's embedding of the whole text
+                own = (
+                    engine == "today"
+                    or "question" in engine_settings(engine)[0].split(",")
+                    or arm in ENGINE_FREE
+                )
                 start = time.monotonic()
-                rows = run_arm(conn, arm, q, embedding, tenant_id, opts)
+                rows = run_arm(conn, arm, q, embedding if own else None, tenant_id, opts)
                 ms = (time.monotonic() - start) * 1000
                 result = m.score_query(
                     rows,
                     q.gold_files,
                     q.gold_symbols,
                     k=opts.k,
-                    packed=arm == "pack",
+                    packed=arm in ("pack", "pack_lexical"),
                     symbol_level=not arm.startswith("peer"),
                 )
-                per_query[q.id][arm] = result
-                info["arms"][arm] = {
+                per_query[q.id][label] = result
+                info["arms"][label] = {
                     "first_hit_rank": result.rank,
                     "first_hit_rank_lenient": result.rank_lenient,
                     "files": result.files[:10],
@@ -499,8 +577,8 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                     "tokens": result.tokens,
                     "ms": round(ms, 1),
                 }
-                if arm == "pack":
-                    info["arms"][arm]["packed"] = [
+                if arm in ("pack", "pack_lexical"):
+                    info["arms"][label]["packed"] = [
                         f"{r.path}:{r.start_line}-{r.end_line} {r.symbol or r.kind} ({r.tokens})"
                         for r in rows
                     ]
@@ -508,10 +586,11 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 arm in info["arms"] and info["arms"][arm]["first_hit_rank"] != 1
                 for arm in ("hybrid", "pack")
             ):
-                info["explain"] = explain_miss(conn, q, embedding, opts.budget, opts.recency_lambda)
+                set_engine(conn, "new")
+                info["explain"] = explain_miss(conn, q, None, opts.budget, opts.recency_lambda)
             details["queries"][q.id] = info
     kinds = {q.id: q.kind for q in queries}
-    result = m.report(per_query, kinds, opts.arms)
+    result = m.report(per_query, kinds, tuple(label for label, _, _ in labels))
     details["context_hit"] = m.context_hit_rate(
         [per_query[q.id]["pack"] for q in queries if "pack" in per_query[q.id]]
     )
@@ -660,6 +739,18 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         help="recency decay passed to hybrid_search/pack_context (default: the engine's 0.0001)",
     )
+    parser.add_argument(
+        "--engines",
+        default="today,new",
+        help="comma-separated engines each arm runs under (default today,new; also "
+        + ", ".join(e for e in ENGINES if e not in ("today", "new"))
+        + ")",
+    )
+    parser.add_argument(
+        "--engine-arms",
+        default="hybrid,pack",
+        help="arms run under the engines other than today and new (default hybrid,pack)",
+    )
     parser.add_argument("--no-index", action="store_true", help="do not index, query as is")
     parser.add_argument("--no-embed", action="store_true", help="index without embeddings")
     parser.add_argument(
@@ -695,6 +786,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [a for a in arms if a not in DEFAULT_ARMS + EXTRA_ARMS]
     if unknown:
         parser.error(f"unknown arms: {', '.join(unknown)}")
+    engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
+    for e in engines:
+        engine_settings(e)
     console = Console(width=None if sys.stdout.isatty() else 180)
     opts = Options(
         arms=arms,
@@ -706,6 +800,8 @@ def main(argv: list[str] | None = None) -> int:
         progress=sys.stderr.isatty(),
         explain=args.explain,
         recency_lambda=args.recency_lambda,
+        engines=engines,
+        engine_arms=tuple(a for a in args.engine_arms.split(",") if a),
     )
     started = time.monotonic()
     report, details = evaluate(dsn, queries, opts, log=console.print)

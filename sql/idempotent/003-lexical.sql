@@ -23,6 +23,13 @@ drop function if exists codesift.bm25_depth();
 drop function if exists codesift.bm25_idf(bigint, text, text[]);
 drop function if exists codesift.leg_bounds(integer, text[], text[], bigint[]);
 drop function if exists codesift.query_terms(text);
+-- the legs before they took term weights
+drop function if exists codesift._bm25_symbols(
+    bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
+);
+drop function if exists codesift._bm25_files(
+    bigint, text[], bigint[], text, text, integer, double precision, double precision
+);
 
 -- Files live at their repository's indexed head, with what filters need.
 create or replace view codesift.live_files
@@ -221,6 +228,35 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 -- it turns the policy's check into a one-time filter instead of one per row
 -- (the exact scoring reads ~7,000 postings rows per query; 2 ms of ~15).
 
+create or replace function codesift._weight_bounds(
+    terms text[], weights double precision[]
+)
+returns boolean
+language plpgsql
+immutable
+security invoker
+set search_path = codesift, public
+as $fn$
+begin
+    if weights is null then
+        return true;
+    end if;
+    if cardinality(weights) <> coalesce(cardinality(terms), 0) then
+        raise exception 'weights has % entries for % terms', cardinality(weights),
+            coalesce(cardinality(terms), 0)
+        using errcode = '22023', hint = 'pass one weight per term, or null for equal weights';
+    end if;
+    if exists (select 1 from unnest(weights) as w (x) where not (x >= 0 and x <= 100)) then
+        raise exception 'term weights must be numbers from 0 to 100'
+        using errcode = '22023';
+    end if;
+    return true;
+end;
+$fn$;
+
+comment on function codesift._weight_bounds(text[], double precision[]) is
+'Checks the lexical legs'' term weights: null, or one number from 0 to 100 per term.';
+
 create or replace function codesift._bm25_idf(tenant bigint, tier text, terms text[])
 returns table (term text, idf double precision, avgdl double precision)
 language sql
@@ -293,7 +329,8 @@ comment on function codesift._bm25_depth() is
 
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
-    kinds text[], k integer, k1 double precision, b double precision
+    kinds text[], k integer, k1 double precision, b double precision,
+    weights double precision[] default null
 )
 returns table (symbol_id bigint, score double precision)
 language plpgsql
@@ -307,6 +344,7 @@ as $fn$
 declare
     -- in this order: the bounds before anything computed from them
     bounded boolean := codesift._leg_bounds(k, terms, kinds, repository_ids);
+    weighted boolean := codesift._weight_bounds(terms, weights);
     reading integer := codesift._bm25_depth();
     checking integer := greatest(4 * k, 400);
     most_postings bigint;
@@ -322,8 +360,15 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     loop
+        -- a term's weight (1 when none is given) scales its idf: a long question's
+        -- identifiers count more than its prose (pipeline/question.py)
         with idf as (
-            select * from codesift._bm25_idf(tenant, 'symbol', terms)
+            select
+                i.term,
+                i.idf * coalesce(w.weight, 1.0) as idf,
+                i.avgdl
+            from codesift._bm25_idf(tenant, 'symbol', terms) as i
+            left join unnest(terms, weights) as w (term, weight) on i.term = w.term
         ),
 
         summed as (
@@ -428,7 +473,8 @@ end;
 $fn$;
 
 comment on function codesift._bm25_symbols(
-    bigint, text[], bigint[], text, text, text[], integer, double precision, double precision
+    bigint, text[], bigint[], text, text, text[], integer, double precision, double precision,
+    double precision[]
 ) is
 'Lexical leg over symbols: Okapi BM25 (k1, b) with idf from the tenant''s term statistics, '
 'OR semantics over the terms; top k live symbols passing the filters, scored exactly, from '
@@ -436,7 +482,8 @@ comment on function codesift._bm25_symbols(
 
 create or replace function codesift._bm25_files(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
-    k integer, k1 double precision, b double precision
+    k integer, k1 double precision, b double precision,
+    weights double precision[] default null
 )
 returns table (repository_id bigint, path text, score double precision)
 language plpgsql
@@ -450,6 +497,7 @@ as $fn$
 declare
     -- in this order: the bounds before anything computed from them
     bounded boolean := codesift._leg_bounds(k, terms, null, repository_ids);
+    weighted boolean := codesift._weight_bounds(terms, weights);
     -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
     -- django + sympy (6,600 files) 500 postings per term gave 0.95 of the exhaustive
     -- top 20 (bench/bm25_agreement_bench.py)
@@ -469,8 +517,15 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     loop
+        -- a term's weight (1 when none is given) scales its idf: a long question's
+        -- identifiers count more than its prose (pipeline/question.py)
         with idf as (
-            select * from codesift._bm25_idf(tenant, 'file', terms)
+            select
+                i.term,
+                i.idf * coalesce(w.weight, 1.0) as idf,
+                i.avgdl
+            from codesift._bm25_idf(tenant, 'file', terms) as i
+            left join unnest(terms, weights) as w (term, weight) on i.term = w.term
         ),
 
         summed as (
@@ -577,7 +632,8 @@ end;
 $fn$;
 
 comment on function codesift._bm25_files(
-    bigint, text[], bigint[], text, text, integer, double precision, double precision
+    bigint, text[], bigint[], text, text, integer, double precision, double precision,
+    double precision[]
 ) is
 'Lexical leg over files: Okapi BM25 over whole-file content and path terms; top k live '
 'files, scored exactly, from candidates among each term''s best-impact postings.';

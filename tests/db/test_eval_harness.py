@@ -3,6 +3,8 @@ every arm against the real database, the issue-5 JSON shape and sane values."""
 
 import json
 
+import pytest
+
 from bench import eval as harness
 from bench.eval_metrics import METRIC_KEYS
 
@@ -121,7 +123,11 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
 
     report = json.loads(out.read_text())
     assert set(report) == {"arms", "by_kind", "queries"}
-    assert list(report["arms"]) == list(harness.DEFAULT_ARMS)
+    # every arm under today's engine and the new one; the baselines once
+    labels = [label for label, _, _ in harness.arm_labels(harness.Options())]
+    assert list(report["arms"]) == labels
+    assert {"bm25_files", "hybrid@today", "hybrid", "pack@today", "pack"} <= set(labels)
+    assert "peer@today" not in labels
     assert set(report["by_kind"]) == {"identifier", "semantic"}
     for metrics in [*report["arms"].values()] + [
         m for kind in report["by_kind"].values() for m in kind.values()
@@ -132,7 +138,7 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
                 assert _fraction(metrics[key]), (key, metrics[key])
     assert [q["id"] for q in report["queries"]] == [q["id"] for q in QUERIES["queries"]]
     for q in report["queries"]:
-        assert set(q["first_hit_rank"]) == set(harness.DEFAULT_ARMS)
+        assert set(q["first_hit_rank"]) == set(labels)
         assert all(r is None or r >= 1 for r in q["first_hit_rank"].values())
 
     ranks = {q["id"]: q["first_hit_rank"] for q in report["queries"]}
@@ -162,3 +168,14 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
     assert harness.main(argv) == 0
     assert "shop (tenant eval-shop): already indexed" in capsys.readouterr().out
     assert json.loads(out.read_text())["arms"]["lexical"] == report["arms"]["lexical"]
+
+
+def test_engines_name_the_settings_they_select():
+    assert harness.engine_settings("today") == ("all", "")
+    assert harness.engine_settings("new") == ("", "")
+    # an ablation is one feature off against the defaults (file evidence off among them)
+    assert harness.engine_settings("no-kinds") == ("kinds,evidence", "")
+    assert harness.engine_settings("no-kinds+pack") == ("kinds,pack,evidence", "")
+    assert harness.engine_settings("fusion-convex") == ("", "convex")
+    with pytest.raises(SystemExit, match="unknown engine"):
+        harness.engine_settings("no-nonsense")

@@ -306,3 +306,103 @@ def test_pack_context_refuses_a_huge_kinds_array(app_connect, clique):
         (["function"] * 10_000,),
         says="kinds",
     )
+
+
+# --- long questions (issue 16): reading, mentioned files, term weights, settings -----------
+
+HOSTILE_FRAMES = "".join(
+    f'  File "/srv/app/pkg{i}/secret_globex_{i}.py", line {i}, in handler_{i}\n'
+    for i in range(3000)
+)
+HOSTILE = (
+    "Crash in m3.py when clique_member_3 runs\n\n```\n"
+    + HOSTILE_FRAMES
+    + "```\n"
+    + " ".join(f"`Ident{i}_name`" for i in range(4000))
+)
+HOSTILE = (HOSTILE * 4)[:200_000]
+
+
+@pytest.fixture
+def secret(db, dsn, make_repo, clique):
+    """globex alone also has secret_globex_1.py (the file acme's question names)."""
+    root = make_repo(
+        CLIQUE | {"secret_globex_1.py": "def handler_1():\n    return 'globex only'\n"},
+        name="globex-secret",
+    )
+    with psycopg.connect(dsn) as conn:
+        index_repository(
+            conn, root, name="clique", tenant="globex", embed=False, show_progress=False
+        )
+    return clique
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select path, why from codesift.pack_context(%s, repo => 'clique')",
+        "select path, why from codesift.explain_context(%s, repo => 'clique')",
+        "select path, why from codesift.hybrid_search(%s, repo => 'clique', k => 1000)",
+    ],
+)
+def test_a_200k_question_of_identifiers_and_frames_answers_in_its_tenant(app_connect, secret, sql):
+    conn = app_connect(secret["acme"][0])
+    assert len(HOSTILE) == 200_000
+    rows = conn.execute(sql, (HOSTILE,)).fetchall()
+    assert rows  # m3.py and clique_member_3 are named: an answer, not an error
+    paths = {r[0] for r in rows}
+    assert not any("secret_globex" in p for p in paths)  # globex's file, named by acme
+    assert paths <= MODULES | {"__init__.py"}
+    # the file the title names came in through the mention leg
+    assert any(r[1].get("mention_rank") for r in rows if r[0] == "m3.py")
+
+
+def test_globex_finds_its_own_mentioned_file(app_connect, secret):
+    conn = app_connect(secret["globex"][0])
+    rows = conn.execute(
+        "select path, why from codesift.hybrid_search(%s, repo => 'clique', k => 100)", (HOSTILE,)
+    ).fetchall()
+    assert "secret_globex_1.py" in {r[0] for r in rows}
+
+
+@pytest.mark.parametrize("leg", ["_bm25_symbols", "_bm25_files"])
+@pytest.mark.parametrize(
+    "weights, says",
+    [
+        ([1.0], "weights has 1 entries for 2 terms"),
+        ([1.0] * 100_000, "weights has 100000 entries"),
+        ([1.0, float("nan")], "term weights"),
+        ([1.0, -1.0], "term weights"),
+        ([1.0, 1e300], "term weights"),
+    ],
+)
+def test_term_weights_are_bounded(db, app_connect, clique, leg, weights, says):
+    conn, sql, args = _leg(db, app_connect, clique, leg)
+    sql = sql.replace(", 1.2, 0.75)", ", 1.2, 0.75, %(weights)s::float8[])")
+    refused(conn, sql, args | {"weights": weights}, says=says)
+    ok = conn.execute(sql, args | {"weights": [2.0, 0.0]}).fetchone()[0]
+    assert ok >= 0
+
+
+@pytest.mark.parametrize(
+    "setting, value, says",
+    [
+        ("codesift.retrieval_off", "kinds,drop table x", "unknown features"),
+        ("codesift.retrieval_off", "x" * 100_000, "unknown features"),
+        ("codesift.fusion", "convex; select 1", "codesift.fusion"),
+        ("codesift.fusion", "y" * 100_000, "codesift.fusion"),
+    ],
+)
+def test_retrieval_settings_refuse_unknown_values(app_connect, clique, setting, value, says):
+    conn = app_connect(clique["acme"][0])
+    conn.execute("select set_config(%s, %s, false)", (setting, value))
+    error = refused(
+        conn,
+        "select count(*) from codesift.pack_context('clique_member_3', repo => 'clique')",
+        says=says,
+    )
+    assert len(str(error)) < 2_000
+    conn.execute("select set_config(%s, '', false)", (setting,))
+    assert conn.execute(
+        "select count(*) from codesift.pack_context('clique_member_3', repo => 'clique')"
+    ).fetchone()[0]

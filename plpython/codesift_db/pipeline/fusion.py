@@ -1,7 +1,20 @@
-"""Reciprocal Rank Fusion of the legs: a candidate's score is the sum over the legs that
-found it of weight / (k + rank), k = 60."""
+"""Fusion of the legs into one score per candidate.
+
+* rrf: Reciprocal Rank Fusion, weight / (k + rank) summed over the legs, k = 60 (the engine
+  before issue 16; what codesift.retrieval_off = fusion selects);
+* rrf_k: the same with a small k (SMALL_K), so a leg's top ranks count far more than its tail;
+* guard: RRF k = 60, but a leg's top GUARD_TOP count as if every leg had ranked them
+  GUARD_SLACK places lower, so a clear hit of one leg that the other never saw is not buried
+  under candidates that both legs rank moderately (nor lifted above what both rank first);
+* convex: a weighted mean of each leg's scores normalised to [0, 1] within the leg and tier.
+
+A third leg, `mention`, holds the files a long question names (pipeline/question.py)."""
 
 RRF_K = 60
+SMALL_K = 10
+GUARD_TOP = 3
+GUARD_SLACK = 3
+LEGS = ("lexical", "dense", "mention")
 
 
 def rrf(ranks: dict, weights: dict, k: int = RRF_K) -> float:
@@ -9,33 +22,86 @@ def rrf(ranks: dict, weights: dict, k: int = RRF_K) -> float:
     return sum(weights[leg] / (k + rank) for leg, rank in ranks.items() if rank is not None)
 
 
-def fuse(legs: dict, lexical_weight: float, dense_weight: float) -> dict:
-    """Candidates keyed ('s', symbol_id) or ('f', repository_id, path) with ranks and RRF."""
+def guarded(ranks: dict, weights: dict, k: int = RRF_K) -> float:
+    """RRF, at least what a top-GUARD_TOP rank of one leg, GUARD_SLACK places lower, would
+    earn from every weighted leg."""
+    score = rrf(ranks, weights, k)
+    total = sum(w for leg, w in weights.items() if leg != "mention")
+    for leg, rank in ranks.items():
+        if leg != "mention" and rank is not None and rank <= GUARD_TOP and weights.get(leg):
+            score = max(score, total / (k + rank + GUARD_SLACK))
+    return score
+
+
+def _normalised(rows: list, field: str, lower_is_better: bool) -> list[float]:
+    values = [float(r[field]) for r in rows]
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        return [1.0] * len(values)
+    if lower_is_better:
+        return [(hi - v) / (hi - lo) for v in values]
+    return [(v - lo) / (hi - lo) for v in values]
+
+
+def fuse(
+    legs: dict, lexical_weight: float, dense_weight: float, method: str = "rrf", mention_weight=1.0
+) -> dict:
+    """Candidates keyed ('s', symbol_id) or ('f', repository_id, path) with ranks and the
+    fused score (`rrf`, whatever the method: the name the rest of the pipeline reads)."""
     items: dict = {}
 
-    def add(key, leg, rank, raw):
+    def add(key, leg, rank, raw, norm):
         item = items.setdefault(
             key,
             {
                 "key": key,
                 "lexical_rank": None,
                 "dense_rank": None,
+                "mention_rank": None,
                 "lexical_score": None,
                 "dense_distance": None,
+                "norm": {},
             },
         )
         item[f"{leg}_rank"] = rank
-        item["lexical_score" if leg == "lexical" else "dense_distance"] = raw
+        if leg == "lexical":
+            item["lexical_score"] = raw
+        elif leg == "dense":
+            item["dense_distance"] = raw
+        item["norm"][leg] = norm
 
-    for rank, r in enumerate(legs["lex_sym"], 1):
-        add(("s", r["symbol_id"]), "lexical", rank, r["score"])
-    for rank, r in enumerate(legs["dense_sym"], 1):
-        add(("s", r["symbol_id"]), "dense", rank, r["distance"])
-    for rank, r in enumerate(legs["lex_file"], 1):
-        add(("f", r["repository_id"], r["path"]), "lexical", rank, r["score"])
-    for rank, r in enumerate(legs["dense_file"], 1):
-        add(("f", r["repository_id"], r["path"]), "dense", rank, r["distance"])
-    weights = {"lexical": lexical_weight, "dense": dense_weight}
+    for name, leg, key_of, field, lower in (
+        ("lex_sym", "lexical", lambda r: ("s", r["symbol_id"]), "score", False),
+        ("dense_sym", "dense", lambda r: ("s", r["symbol_id"]), "distance", True),
+        ("lex_file", "lexical", lambda r: ("f", r["repository_id"], r["path"]), "score", False),
+        ("dense_file", "dense", lambda r: ("f", r["repository_id"], r["path"]), "distance", True),
+    ):
+        rows = legs.get(name) or []
+        norms = _normalised(rows, field, lower) if method == "convex" else [0.0] * len(rows)
+        for rank, (r, norm) in enumerate(zip(rows, norms, strict=True), 1):
+            add(key_of(r), leg, rank, r[field], norm)
+    mentions = legs.get("mention") or []
+    for rank, r in enumerate(mentions, 1):
+        add(
+            ("f", r["repository_id"], r["path"]),
+            "mention",
+            rank,
+            None,
+            1 - 0.5 * rank / len(mentions),
+        )
+    weights = {"lexical": lexical_weight, "dense": dense_weight, "mention": mention_weight}
     for item in items.values():
-        item["rrf"] = rrf({"lexical": item["lexical_rank"], "dense": item["dense_rank"]}, weights)
+        ranks = {leg: item[f"{leg}_rank"] for leg in LEGS}
+        if method == "convex":
+            total = lexical_weight + dense_weight
+            item["rrf"] = sum(weights[leg] * v for leg, v in item["norm"].items()) / total
+        elif method == "guard":
+            item["rrf"] = guarded(ranks, weights)
+        elif method == "rrf_k":
+            item["rrf"] = rrf(ranks, weights, SMALL_K)
+        else:
+            item["rrf"] = rrf(ranks, weights)
+        del item["norm"]
     return items

@@ -59,7 +59,7 @@ def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> N
     reached = []
     for r in rows:
         via = list(r["via"])
-        score = seed_score.get(via[0], 0.0) * r["factor"] * path_prior(r["path"])
+        score = seed_score.get(via[0], 0.0) * r["factor"] * path_prior(r["path"], p.kind_prior)
         reached.append((score, r["repository_id"], r["path"], r["hop"], via))
     reached.sort(key=lambda x: (-x[0], x[3], x[2]))
     new_keys: list[tuple] = []

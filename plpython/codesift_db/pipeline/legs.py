@@ -10,12 +10,24 @@ SYMBOL_DEPTH = 40  # rows taken from each symbol leg
 FILE_DEPTH = 30  # rows taken from each file leg
 
 BM25_SYMBOLS = (
-    "select symbol_id, score from codesift._bm25_symbols($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    ["bigint", "text[]", "bigint[]", "text", "text", "text[]", "int", "float8", "float8"],
+    "select symbol_id, score from codesift._bm25_symbols($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    [
+        "bigint",
+        "text[]",
+        "bigint[]",
+        "text",
+        "text",
+        "text[]",
+        "int",
+        "float8",
+        "float8",
+        "float8[]",
+    ],
 )
 BM25_FILES = (
-    "select repository_id, path, score from codesift._bm25_files($1, $2, $3, $4, $5, $6, $7, $8)",
-    ["bigint", "text[]", "bigint[]", "text", "text", "int", "float8", "float8"],
+    "select repository_id, path, score from codesift._bm25_files("
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    ["bigint", "text[]", "bigint[]", "text", "text", "int", "float8", "float8", "float8[]"],
 )
 TSRANK_SYMBOLS = (
     "select symbol_id, score from codesift._tsrank_symbols($1, $2, $3, $4, $5, $6, $7)",
@@ -38,7 +50,14 @@ DENSE_FILES = (
 
 
 def legs(
-    plpy, p: Params, tenant: int, repo_ids: list, terms: list, vector: str | None, model: str
+    plpy,
+    p: Params,
+    tenant: int,
+    repo_ids: list,
+    terms: list,
+    vector: str | None,
+    model: str,
+    weights: list | None = None,
 ) -> dict:
     """Each leg's rows, best first: lex_sym, lex_file (ranked by score), dense_sym,
     dense_file (by distance). No terms: no lexical legs; no vector: no dense legs; a
@@ -59,12 +78,23 @@ def legs(
                     SYMBOL_DEPTH,
                     p.k1,
                     p.b,
+                    weights,
                 ],
             )
             lex_file = plans.run(
                 plpy,
                 *BM25_FILES,
-                [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH, p.k1, p.b],
+                [
+                    tenant,
+                    terms,
+                    repo_ids,
+                    p.path_prefix,
+                    p.language,
+                    FILE_DEPTH,
+                    p.k1,
+                    p.b,
+                    weights,
+                ],
             )
         else:
             lex_sym = plans.run(

@@ -3,7 +3,7 @@ message that says what to do."""
 
 import math
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 MAX_BUDGET = 200_000
 # Bounds on what a caller may ask (each also checked by the SQL function that does the work):
@@ -37,6 +37,14 @@ class Params:
     fanout: int = 8
     k1: float = 1.2
     b: float = 0.75
+    # set by run.hybrid from the session (pipeline/features.py) and the question
+    features: Any = None
+    wants_docs: bool = False
+
+    @property
+    def kind_prior(self) -> bool:
+        """Whether documentation, templates and configuration rank below code."""
+        return self.features is not None and self.features.on("kinds") and not self.wants_docs
 
 
 def fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID) -> NoReturn:

@@ -50,8 +50,9 @@ def embed_query(plpy, text: str, db_settings: dict | None = None) -> str | None:
     return vector_literal(minilm.get_model().encode([text[:EMBED_QUERY_CHARS]])[0])
 
 
-def query_vector(plpy, p: Params) -> tuple[str | None, str]:
-    """The vector the dense legs search with (None: no model) and the model it is from."""
+def query_vector(plpy, p: Params, text: str | None = None) -> tuple[str | None, str]:
+    """The vector the dense legs search with (None: no model) and the model it is from;
+    `text` (a long question's digest) is embedded instead of the question when given."""
     db_settings = settings(plpy)
     model, dim = db_settings.get("embedding_model", ""), int(db_settings.get("embedding_dim", 0))
     if p.query_embedding is not None:
@@ -66,4 +67,4 @@ def query_vector(plpy, p: Params) -> tuple[str | None, str]:
                 sqlstate="22000",
             )
         return p.query_embedding, model
-    return embed_query(plpy, p.query, db_settings), model
+    return embed_query(plpy, text or p.query, db_settings), model

@@ -1,6 +1,8 @@
-"""Recency and priors: a candidate's score is its RRF times exp(-lambda * age_days), its age
-measured from its repository's newest change (sql/newest_change.sql), times a prior on its
-path (tests and changelogs weighted down, not out)."""
+"""Recency and priors: a candidate's score is its fused score (plus the support of the other
+hits in its file) times exp(-lambda * age_days), its age measured from its repository's
+newest change (sql/newest_change.sql), times a prior on its path: tests and changelogs
+weighted down, not out, and (the file-kind prior) documentation, templates and
+configuration below code unless the question asks for documentation."""
 
 import math
 import re
@@ -17,6 +19,19 @@ TEST_PATH = re.compile(
 CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
 TEST_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.6
+# what a question about behaviour rarely wants: prose, repository templates, configuration
+DOC_PATH = re.compile(r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$", re.I)
+TEMPLATE_PATH = re.compile(r"(^|/)\.github/|(^|/)[^/]*_TEMPLATE\b", re.I)
+CONFIG_PATH = re.compile(
+    r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$|(^|/)(\.[^/]+|Makefile|Dockerfile)$",
+    re.I,
+)
+DOC_PRIOR = 0.5
+TEMPLATE_PRIOR = 0.3
+CONFIG_PRIOR = 0.6
+# file evidence: a hit's score gains this share of the next best symbol hits in its file
+EVIDENCE_DAMP = 0.15
+EVIDENCE_TOP = 2
 SECONDS_PER_DAY = 86400.0
 
 
@@ -35,24 +50,87 @@ def recency(age: float, lam: float) -> float:
 # a pure function of the path, asked about every candidate of every query: the same paths
 # come back query after query, and the regexes cost more than the rest of the stage
 @lru_cache(maxsize=65_536)
-def path_prior(path: str) -> float:
+def file_kind(path: str) -> str:
+    """changelog, test, template, doc, config or code: what the path prior weighs."""
     if CHANGELOG_PATH.search(path):
-        return CHANGELOG_PRIOR
+        return "changelog"
     if TEST_PATH.search(path):
-        return TEST_PRIOR
-    return 1.0
+        return "test"
+    if TEMPLATE_PATH.search(path):
+        return "template"
+    if DOC_PATH.search(path):
+        return "doc"
+    if CONFIG_PATH.search(path):
+        return "config"
+    return "code"
 
 
-def apply_recency(plpy, items: dict, tenant: int, repo_ids: list, lam: float) -> None:
+KIND_PRIOR = {"changelog": CHANGELOG_PRIOR, "test": TEST_PRIOR}
+NON_CODE_PRIOR = {"template": TEMPLATE_PRIOR, "doc": DOC_PRIOR, "config": CONFIG_PRIOR}
+
+
+def path_prior(path: str, kinds: bool = False) -> float:
+    """The path's prior: tests and changelogs always; with kinds, docs, templates and
+    configuration too (off when the question asks for documentation)."""
+    kind = file_kind(path)
+    if kinds and kind in NON_CODE_PRIOR:
+        return NON_CODE_PRIOR[kind]
+    return KIND_PRIOR.get(kind, 1.0)
+
+
+def _nested(a: dict, b: dict) -> bool:
+    """One symbol's lines hold the other's (a class and its method say the same twice)."""
+    return (a["start_line"] <= b["start_line"] and b["end_line"] <= a["end_line"]) or (
+        b["start_line"] <= a["start_line"] and a["end_line"] <= b["end_line"]
+    )
+
+
+def file_support(items: dict) -> dict:
+    """Each candidate's file evidence: EVIDENCE_DAMP times the sum of the fused scores of its
+    file's symbol hits after the best one (at most EVIDENCE_TOP of them, none nested in one
+    already counted). Every candidate of a file gains the same, so the file ranks by its best
+    hit plus a damped sum of the others (a file with several relevant symbols outranks one
+    lucky symbol) and the order within a file does not change."""
+    by_file: dict = {}
+    for key, item in items.items():
+        by_file.setdefault((item["repository_id"], item["path"]), []).append(key)
+    support = {}
+    for keys in by_file.values():
+        symbols = sorted((items[k] for k in keys if k[0] == "s"), key=lambda i: -i["rrf"])
+        counted: list[dict] = []
+        for item in symbols:
+            if len(counted) > EVIDENCE_TOP:
+                break
+            if not any(_nested(item, c) for c in counted):
+                counted.append(item)
+        evidence = EVIDENCE_DAMP * sum(i["rrf"] for i in counted[1:])
+        for key in keys:
+            support[key] = evidence
+    return support
+
+
+def apply_recency(
+    plpy,
+    items: dict,
+    tenant: int,
+    repo_ids: list,
+    lam: float,
+    kinds: bool = False,
+    evidence: bool = False,
+) -> None:
     newest = {
         r["repository_id"]: r["newest"]
         for r in plans.run(
             plpy, plans.load("newest_change"), ["bigint[]", "bigint"], [repo_ids, tenant]
         )
     }
-    for item in items.values():
+    support = file_support(items) if evidence else {}
+    for key, item in items.items():
         age = age_days(item.get("last_changed"), newest.get(item["repository_id"]))
         item["age_days"] = round(age, 1)
         item["recency"] = recency(age, lam)
-        item["prior"] = path_prior(item["path"])
-        item["score"] = item["rrf"] * item["recency"] * item["prior"]
+        item["prior"] = path_prior(item["path"], kinds)
+        item["file_kind"] = file_kind(item["path"])
+        if evidence:
+            item["file_support"] = support.get(key, 0.0)
+        item["score"] = (item["rrf"] + support.get(key, 0.0)) * item["recency"] * item["prior"]

@@ -3,10 +3,12 @@ candidates; all hybrid_search runs) and run (then the graph, the stand-ins, prun
 packing; what pack_context and explain_context run)."""
 
 from .. import diversity, packing
+from . import coverage, features, question
 from .fusion import fuse
 from .graph import expand_graph
 from .hydrate import file_tokens, hydrate
 from .legs import legs
+from .mentions import mentioned_files
 from .params import Params, validate
 from .query import query_vector, terms
 from .recency import apply_recency
@@ -24,15 +26,33 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
     validate(plpy, p)
     tenant, repos = resolve_scope(plpy, p.repo, p.ref)
     repo_ids = [r["id"] for r in repos]
-    query_terms = terms(p.query)
-    vector, model = query_vector(plpy, p)
+    p.features = feats = features.read(plpy)
+    reading = question.read(p.query) if feats.on("question") else question.Reading()
+    p.wants_docs = reading.wants_docs
+    if reading.long:
+        query_terms, weights = question.weighted_terms(p.query, reading)
+    else:
+        query_terms, weights = terms(p.query), None
+    vector, model = query_vector(plpy, p, reading.digest if reading.long else None)
     if not query_terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
         return {}, query_terms, repos
-    found = legs(plpy, p, tenant, repo_ids, query_terms, vector, model)
-    items = fuse(found, p.lexical_weight, p.dense_weight)
+    found = legs(plpy, p, tenant, repo_ids, query_terms, vector, model, weights)
+    if reading.mentions:
+        found["mention"] = mentioned_files(plpy, tenant, repo_ids, reading.mentions)
+    items = fuse(found, p.lexical_weight, p.dense_weight, feats.fusion)
     hydrate(plpy, items, tenant, repo_ids, file_tokens(p.token_budget))
-    apply_recency(plpy, items, tenant, repo_ids, p.recency_lambda)
+    apply_recency(
+        plpy,
+        items,
+        tenant,
+        repo_ids,
+        p.recency_lambda,
+        kinds=p.kind_prior,
+        # a bug report asks which file to change; a short question often names one symbol,
+        # whose definition must not fall below the files that call it
+        evidence=feats.on("evidence") and reading.long,
+    )
     return items, query_terms, repos
 
 
@@ -56,6 +76,8 @@ def run(plpy, p: Params) -> list[dict]:
     candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
     pruned = diversity.prune(candidates, p.jaccard_threshold)
+    if p.features.on("pack"):
+        pruned = coverage.front(pruned, p.token_budget)
     packed = packing.pack(pruned, p.token_budget)
     for item in expanded:
         item.update({"packed": False, "tokens": 0, "truncated": False, "packed_text": None})

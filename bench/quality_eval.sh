@@ -1,0 +1,29 @@
+#!/bin/sh
+# Issue 16's evaluation in one go: every arm under today's engine and the new one, the
+# ablations (each feature off alone) and the fusion alternatives, on express-10, gin-23 and
+# the SWE-bench dev instances whose checkouts are given, plus the plain file-level BM25 arm.
+#
+#   bench/quality_eval.sh EXPRESS_CHECKOUT GIN_CHECKOUT [NAME=CHECKOUT ...]
+#
+# e.g. bench/quality_eval.sh /tmp/express /tmp/gin requests=/tmp/requests flask=/tmp/flask
+# Each repository is indexed (with embeddings, inline) on first use; see bench/eval.py.
+set -eu
+express=$1
+gin=$2
+shift 2
+out=${OUT:-bench/results}
+engines=today,new,no-question,no-kinds,no-pack,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
+run() {
+    .venv/bin/python bench/eval.py --engines "$engines" --engine-arms hybrid,pack "$@"
+}
+run --queries bench/queries/express.json --repo-path "$express" \
+    --out "$out/quality-express-10.json" --details "$out/quality-express-10-details.json"
+run --queries bench/queries/gin.json --repo-path "$gin" \
+    --out "$out/quality-gin-23.json" --details "$out/quality-gin-23-details.json"
+if [ $# -gt 0 ]; then
+    repos=""
+    for pair in "$@"; do repos="$repos --repo-path $pair"; done
+    # shellcheck disable=SC2086
+    run --queries bench/queries/swebench-dev.json $repos \
+        --out "$out/quality-swebench.json" --details "$out/quality-swebench-details.json"
+fi

@@ -1,0 +1,93 @@
+"""pack_context latency of today's engine and the new one, short questions and long ones,
+side by side on an indexed repository (prints only, never asserts).
+
+    .venv/bin/python bench/question_latency_bench.py --tenant eval-express --repo express \\
+        --queries bench/queries/express.json --long bench/queries/swebench-dev.json --reps 3
+
+Short questions: the --queries set. Long questions: the --long set's query texts, cut to
+about 300 words (the issue text of a SWE-bench instance, whatever its repository: the cost
+of reading a long question does not depend on whether it matches). Each timed round runs
+every engine on one question before the next question (interleaved), warm, the database
+embedding the text itself. Engines are the settings of pipeline/features.py: `today`
+(codesift.retrieval_off = all) and `new` (the defaults)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "loader"))
+
+ENGINES = {"today": "all", "new": ""}
+PACK = "select count(*) from codesift.pack_context(%s, repo => %s, token_budget => 4000)"
+
+
+def words(text: str, n: int) -> str:
+    return " ".join(text.split(" ")[:n])
+
+
+def run(conn, texts: list[str], repo: str, reps: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {e: [] for e in ENGINES}
+    for rep in range(reps + 1):
+        for text in texts:
+            for engine, off in ENGINES.items():
+                conn.execute("select set_config('codesift.retrieval_off', %s, false)", (off,))
+                start = time.perf_counter()
+                conn.execute(PACK, (text, repo)).fetchone()
+                if rep:  # the first round warms caches and the model
+                    times[engine].append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tenant", required=True)
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--queries", required=True, help="short questions (express.json shape)")
+    ap.add_argument("--long", required=True, help="a set whose query texts are long")
+    ap.add_argument("--long-n", type=int, default=10, help="long questions taken")
+    ap.add_argument("--words", type=int, default=300, help="words a long question keeps")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--dsn")
+    args = ap.parse_args()
+    from codesift.db import current_dsn
+
+    short = [q["query"] for q in json.loads(Path(args.queries).read_text())["queries"]]
+    long = [
+        words(q["query"], args.words)
+        for q in json.loads(Path(args.long).read_text())["queries"]
+        if len(q["query"].split(" ")) >= args.words
+    ][: args.long_n]
+    with psycopg.connect(args.dsn or current_dsn(), autocommit=True) as conn:
+        tenant = conn.execute(
+            "select id from codesift.tenants where name = %s", (args.tenant,)
+        ).fetchone()[0]
+        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+        print(f"pack_context on {args.repo} (tenant {args.tenant}), ms, {args.reps} rounds")
+        print(f"{'questions':<28}{'engine':<8}{'n':>5}{'p50':>9}{'p95':>9}{'mean':>9}")
+        for label, texts in (
+            (f"short ({len(short)})", short),
+            (f"long ({len(long)} x {args.words} words)", long),
+        ):
+            for engine, values in run(conn, texts, args.repo, args.reps).items():
+                print(
+                    f"{label:<28}{engine:<8}{len(values):>5}{pct(values, 0.5):>9.1f}"
+                    f"{pct(values, 0.95):>9.1f}{statistics.mean(values):>9.1f}"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

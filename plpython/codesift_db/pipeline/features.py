@@ -1,0 +1,77 @@
+"""Which of the retrieval stages for real questions are on, and which fusion is used.
+
+All but DEFAULT_OFF are on by default. For evaluation and ablation a session may switch named
+ones off with the setting codesift.retrieval_off (a comma-separated list of FEATURES, 'all'
+for the engine as it was before them, 'none' for every one on) and pick a fusion with
+codesift.fusion (one of FUSIONS).
+Neither can widen what a query reads: they only choose between rankings of the same rows."""
+
+from dataclasses import dataclass
+
+from .. import plans
+from .params import fail
+
+FEATURES = (
+    "question",  # long-question reading: weighted terms, mentioned files, the dense digest
+    "fusion",  # codesift.fusion's choice instead of RRF k = 60
+    "kinds",  # the file-kind prior (docs, templates, configuration below code)
+    "evidence",  # file ranking from aggregated symbol evidence
+    "pack",  # the pack keeps a large file's best symbols
+)
+FUSIONS = ("rrf", "rrf_k", "guard", "convex")
+# off unless asked for (codesift.retrieval_off = none): on the SWE-bench instances, lexical
+# arms, file evidence cost pack context recall (.754 -> .717) for MRR +.006
+DEFAULT_OFF = frozenset({"evidence"})
+# chosen by measurement (bench/results/quality-*.json): on express-10 and gin-23 only RRF
+# k = 60 kept every arm at or above the engine before; rrf_k, guard and convex each lost an
+# arm on one of them (the SWE-bench sets could not be measured with vectors: see the results)
+DEFAULT_FUSION = "rrf"
+SETTINGS = (
+    "select current_setting('codesift.retrieval_off', true) as off,"
+    " current_setting('codesift.fusion', true) as fusion"
+)
+
+
+@dataclass(frozen=True)
+class Features:
+    off: frozenset = frozenset()
+    fusion: str = DEFAULT_FUSION
+
+    def on(self, name: str) -> bool:
+        return name not in self.off
+
+
+TODAY = Features(frozenset(FEATURES), "rrf")
+
+
+def parse(plpy, off: str | None, fusion: str | None) -> Features:
+    names = frozenset(x.strip() for x in (off or "")[:400].split(",") if x.strip())
+    if not names:
+        names = DEFAULT_OFF
+    elif names == {"none"}:
+        names = frozenset()
+    elif "all" in names:
+        names = frozenset(FEATURES)
+    unknown = sorted(names - set(FEATURES))
+    if unknown:
+        fail(
+            plpy,
+            f"codesift.retrieval_off names unknown features: {', '.join(unknown)[:200]}",
+            hint=f"use a comma-separated list of {', '.join(FEATURES)}, or all",
+        )
+    chosen = (fusion or "").strip() or DEFAULT_FUSION
+    if chosen not in FUSIONS:
+        fail(
+            plpy,
+            f"codesift.fusion is '{chosen[:40]}'",
+            hint=f"set it to one of {', '.join(FUSIONS)}, or reset it",
+        )
+    if "fusion" in names:
+        chosen = "rrf"
+    return Features(names, chosen)
+
+
+def read(plpy) -> Features:
+    """The session's settings (unset: all but DEFAULT_OFF on, DEFAULT_FUSION)."""
+    row = plans.run(plpy, SETTINGS)[0]
+    return parse(plpy, row["off"], row["fusion"])

@@ -1,0 +1,148 @@
+"""Query understanding for long questions (a bug report, a log): what in the text names code.
+
+A short question is searched as written. A long one (LONG_QUERY_CHARS or more) mixes prose,
+issue-template boilerplate (headings, checklists, version dumps) and the few things that
+name code: identifiers (in backticks, in code blocks, CamelCase, snake_case, dotted), file
+paths and module names, traceback frames, error class names. `read` pulls those out:
+
+* term weights for the lexical legs: signal terms weigh SIGNAL_WEIGHT, prose PROSE_WEIGHT,
+  boilerplate lines nothing;
+* the files the text mentions (paths, traceback files, dotted module names), matched to live
+  paths by sql/mentioned_files.sql and added as candidates;
+* a digest for the dense leg: the title, the first paragraph and the identifiers, so that the
+  model's first 256 word pieces are the informative ones, not an accident of the layout.
+
+Every pattern runs on at most SCAN_CHARS of text and every list is capped: a hostile
+200,000-character question costs the same as a 20,000-character one."""
+
+import re
+from dataclasses import dataclass, field
+
+from .. import identifiers
+
+LONG_QUERY_CHARS = 400  # below this a question is searched exactly as written (today's path)
+SCAN_CHARS = 20_000  # text read for signal; the rest of a huge paste adds nothing new
+SIGNAL_WEIGHT = 1.0
+PROSE_WEIGHT = 0.2
+MAX_MENTIONS = 24  # paths and module names looked up
+MAX_DIGEST_IDENTIFIERS = 40
+DIGEST_CHARS = 1_200  # ~256 word pieces of mixed prose and identifiers
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.S)
+_BACKTICK = re.compile(r"`([^`\n]{1,200})`")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# boilerplate lines: markdown headings, checklists, "key: version" dumps, pip freeze lines
+_BOILERPLATE = re.compile(
+    r"^\s*(#{1,6}\s.*|[-*]\s*\[[ xX]\]\s.*|[-*]?\s*[\w .-]{1,40}\s*(==|:)\s*v?\d+(\.\d+)+\S*\s*)$",
+    re.M,
+)
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w.~-]+/)*[\w-]+\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rb|"
+    r"rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|scala|sh))\b"
+)
+# Python frames: File "x.py", line 3, in f | IPython: x.py in f(...) | pytest: x.py:3: in f
+_FRAME = re.compile(
+    r"File \"([^\"\n]{1,400})\", line \d+, in ([\w<>.]+)"
+    r"|([\w./~-]{1,400}\.py) in ([A-Za-z_]\w*)\("
+    r"|([\w./~-]{1,400}\.py):\d+: in ([A-Za-z_]\w*)"
+)
+_ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b")
+_CAMEL = re.compile(r"\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b")
+_SNAKE = re.compile(r"\b([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|_[A-Za-z][A-Za-z0-9_]+)\b")
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
+_CALL = re.compile(r"\b([A-Za-z_]\w{2,})\(")
+_RECEIVERS = frozenset(("self", "cls", "this", "super"))
+_EXTENSIONS = frozenset(("py", "js", "ts", "go", "rb", "rs", "java", "txt", "md", "rst", "json"))
+_DOC_WORDS = re.compile(
+    r"\b(docs?|documentation|readme|changelog|tutorial|docstring|guide|typo)\b", re.I
+)
+
+
+@dataclass
+class Reading:
+    """What a question names: empty lists and `long` False for a short question."""
+
+    long: bool = False
+    signal: list[str] = field(default_factory=list)  # identifiers, in order of mention
+    mentions: list[str] = field(default_factory=list)  # path-like strings (files, modules)
+    digest: str = ""  # the dense leg's text
+    wants_docs: bool = False
+
+
+def _strip_boilerplate(text: str) -> str:
+    return _BOILERPLATE.sub("", _HTML_COMMENT.sub("", text))
+
+
+def _module_paths(dotted: str) -> list[str]:
+    """`requests.sessions` -> 'requests/sessions' and shorter prefixes: path stems the
+    lookup suffix-matches, ignoring case."""
+    parts = dotted.split(".")
+    if len(parts) < 2 or parts[0] in _RECEIVERS or parts[-1].lower() in _EXTENSIONS:
+        return []
+    # `flask.Config.from_file`: the module is some prefix of the chain
+    return ["/".join(parts[:n]) for n in range(len(parts), 1, -1)][:3]
+
+
+def read(text: str) -> Reading:
+    """The question's signal (see the module docstring); short questions come back empty."""
+    if not isinstance(text, str) or len(text) < LONG_QUERY_CHARS:
+        return Reading(wants_docs=bool(_DOC_WORDS.search(text or "")))
+    text = text[:SCAN_CHARS]
+    clean = _strip_boilerplate(text)
+    signal: dict[str, None] = {}
+    found: list[tuple[int, str]] = []  # (position, path): mentions in order of the text
+
+    def add(name: str) -> None:
+        if 2 < len(name) <= 120:
+            signal.setdefault(name, None)
+
+    for m in _FRAME.finditer(clean):
+        path = m.group(1) or m.group(3) or m.group(5)
+        func = m.group(2) or m.group(4) or m.group(6)
+        if path and not path.startswith("<"):
+            found.append((m.start(), path))
+        if func and not func.startswith("<"):
+            add(func)
+    for m in _PATH.finditer(clean):
+        found.append((m.start(1), m.group(1)))
+    for m in _ERROR.finditer(clean):
+        add(m.group(1))
+    quoted = [m.group(1) for m in _BACKTICK.finditer(clean)]
+    for chunk in quoted:
+        for ident in identifiers._IDENT.findall(chunk):
+            if not ident.isdigit():
+                add(ident)
+    for pattern in (_CAMEL, _SNAKE, _CALL):
+        for m in pattern.finditer(clean):
+            add(m.group(1))
+    for m in _DOTTED.finditer(clean):
+        for stem in _module_paths(m.group(1)):
+            found.append((m.start(), stem))
+    mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
+    prose = _FENCE.sub(" ", clean).strip()
+    title, _, rest = prose.partition("\n")
+    first = next((p.strip() for p in re.split(r"\n\s*\n", rest) if p.strip()), "")
+    names = list(signal)[:MAX_DIGEST_IDENTIFIERS]
+    digest = "\n".join([title.strip(), first[:600], " ".join(names)]).strip()[:DIGEST_CHARS]
+    return Reading(
+        long=True,
+        signal=list(signal),
+        mentions=list(mentions)[:MAX_MENTIONS],
+        digest=digest,
+        wants_docs=bool(_DOC_WORDS.search(title)),
+    )
+
+
+def weighted_terms(text: str, reading: Reading) -> tuple[list[str], list[float] | None]:
+    """The lexical legs' terms and their weights (None: all equal, a short question).
+
+    A long question's signal terms come first (the term list is capped, and a long report's
+    prose would otherwise crowd out the names in its traceback) at SIGNAL_WEIGHT; the prose
+    terms of the text without its boilerplate follow at PROSE_WEIGHT."""
+    if not reading.long:
+        return list(identifiers.query_terms(text) or []), None
+    signal_terms = list(identifiers.query_terms(" ".join(reading.signal)) or [])
+    prose_terms = identifiers.query_terms(_strip_boilerplate(text[:SCAN_CHARS])) or []
+    terms = list(dict.fromkeys(signal_terms + list(prose_terms)))[: identifiers.MAX_QUERY_TERMS]
+    chosen = set(signal_terms)
+    return terms, [SIGNAL_WEIGHT if t in chosen else PROSE_WEIGHT for t in terms]

@@ -1,0 +1,226 @@
+"""Issue 16's pure functions: reading a long question (question.py), matching mentioned
+paths (mentions.py), the fusion alternatives, the feature settings, the file-kind prior and
+the file evidence (recency.py)."""
+
+import time
+
+import pytest
+from codesift_db.pipeline import features, fusion, mentions, question, recency
+
+REPORT = """Session.resolve_redirects copies the original request for every redirect
+
+When a 303 See Other follows a 307, the method changes back. `Session.resolve_redirects`
+starts each iteration from the original request, and `prepare_method` is never re-run.
+
+```python
+import requests
+s = requests.Session()
+r = s.get("http://example.org/redirect")
+```
+
+Traceback (most recent call last):
+  File "/usr/lib/python3/site-packages/requests/sessions.py", line 120, in resolve_redirects
+    resp = self.send(prepared)
+  File "/usr/lib/python3/site-packages/requests/adapters.py", line 330, in send
+    raise ConnectionError(e)
+requests.exceptions.ConnectionError: [Errno 111] Connection refused
+
+### Environment
+- [x] I searched the existing issues
+- requests: 2.3.0
+- Python: 3.8.1
+"""
+
+
+class FakePlpy:
+    """Raises like plpy.error (the only plpy call features.parse makes)."""
+
+    class Error(Exception):
+        pass
+
+    def error(self, message, hint=None, sqlstate=None):
+        raise self.Error(message)
+
+
+def test_a_short_question_is_read_as_written():
+    reading = question.read("where are redirects followed?")
+    assert not reading.long and not reading.signal and not reading.mentions
+    assert reading.digest == ""
+    terms, weights = question.weighted_terms("where are redirects followed?", reading)
+    assert weights is None and "redirects" in terms
+
+
+def test_a_long_report_yields_identifiers_frames_errors_and_paths():
+    reading = question.read(REPORT)
+    assert reading.long
+    for name in ("resolve_redirects", "prepare_method", "ConnectionError", "send"):
+        assert name in reading.signal
+    assert any(m.endswith("requests/sessions.py") for m in reading.mentions)
+    assert any(m.endswith("requests/adapters.py") for m in reading.mentions)
+    # the title and the first paragraph lead the digest; the boilerplate is not in it
+    assert reading.digest.startswith("Session.resolve_redirects copies")
+    assert "303 See Other" in reading.digest
+    assert "searched the existing issues" not in reading.digest
+
+
+def test_signal_terms_come_first_and_weigh_more_than_prose():
+    reading = question.read(REPORT)
+    terms, weights = question.weighted_terms(REPORT, reading)
+    assert weights is not None and len(weights) == len(terms)
+    weight = dict(zip(terms, weights, strict=True))
+    assert weight["resolveredirects"] == question.SIGNAL_WEIGHT
+    assert weight["iteration"] == question.PROSE_WEIGHT
+    assert terms.index("resolveredirects") < terms.index("iteration")
+    # the template's checklist and version lines are not terms
+    assert "searched" not in terms
+
+
+def test_a_hostile_question_is_bounded():
+    frames = "".join(f'  File "/x/pkg{i}/mod{i}.py", line {i}, in func_{i}\n' for i in range(4000))
+    text = "Crash\n\n" + " ".join(f"`ident_{i}`" for i in range(5000)) + "\n" + frames
+    text = (text * 3)[:200_000]
+    start = time.monotonic()
+    reading = question.read(text)
+    terms, weights = question.weighted_terms(text, reading)
+    assert time.monotonic() - start < 5  # generous: the point is no blow-up, not speed
+    assert len(reading.mentions) <= question.MAX_MENTIONS
+    assert len(reading.digest) <= question.DIGEST_CHARS
+    assert len(terms) <= 64 and weights is not None and len(weights) == len(terms)
+
+
+@pytest.mark.parametrize(
+    ("mention", "path", "fits"),
+    [
+        ("/usr/lib/python3/site-packages/requests/sessions.py", "requests/sessions.py", True),
+        ("sessions.py", "requests/sessions.py", True),
+        ("requests/sessions", "requests/sessions.py", True),  # a module name
+        ("flask/config", "src/flask/config.py", True),
+        ("flask/Config", "src/flask/config.py", True),
+        ("/x/other/sessions.py", "requests/sessions.py", False),
+        ("requests/sessions.py", "requests/sessions_old.py", False),
+        ("app/config", "src/flask/config.py", False),
+    ],
+)
+def test_mentions_match_at_path_boundaries(mention, path, fits):
+    assert mentions.matches(mention, path) is fits
+
+
+def _legs(lex_files, dense_files):
+    return {
+        "lex_sym": [],
+        "dense_sym": [],
+        "lex_file": [
+            {"repository_id": 1, "path": p, "score": 10.0 - i} for i, p in enumerate(lex_files)
+        ],
+        "dense_file": [
+            {"repository_id": 1, "path": p, "distance": 0.1 * (i + 1)}
+            for i, p in enumerate(dense_files)
+        ],
+    }
+
+
+def _order(items):
+    return [k[2] for k, _ in sorted(items.items(), key=lambda kv: -kv[1]["rrf"])]
+
+
+def test_guard_keeps_one_legs_clear_hit_above_moderate_agreement():
+    # `clear` is the lexical leg's first and the dense leg never saw it; six files both legs
+    # rank moderately (8th-13th) beat it under RRF k = 60, not under the guard
+    moderate = [f"m{i}.py" for i in range(6)]
+    lex = ["clear.py"] + [f"l{i}.py" for i in range(7)] + moderate
+    dense = [f"d{i}.py" for i in range(7)] + moderate
+    rrf = _order(fusion.fuse(_legs(lex, dense), 1.0, 1.0, "rrf"))
+    guard = _order(fusion.fuse(_legs(lex, dense), 1.0, 1.0, "guard"))
+    assert rrf.index("clear.py") > 3
+    assert guard.index("clear.py") == 0
+    small_k = _order(fusion.fuse(_legs(lex, dense), 1.0, 1.0, "rrf_k"))
+    assert small_k.index("clear.py") < rrf.index("clear.py")
+
+
+def test_convex_fusion_is_a_mean_of_normalised_scores():
+    items = fusion.fuse(_legs(["a.py", "b.py", "c.py"], ["c.py", "a.py"]), 1.0, 1.0, "convex")
+    assert items[("f", 1, "a.py")]["rrf"] == pytest.approx((1.0 + 0.0) / 2)
+    assert items[("f", 1, "c.py")]["rrf"] == pytest.approx((0.0 + 1.0) / 2)
+    assert items[("f", 1, "b.py")]["rrf"] == pytest.approx(0.5 / 2)
+
+
+def test_mentioned_files_are_a_leg_of_their_own():
+    legs = _legs(["a.py"], [])
+    legs["mention"] = [{"repository_id": 1, "path": "named.py"}]
+    items = fusion.fuse(legs, 1.0, 1.0, "guard")
+    named = items[("f", 1, "named.py")]
+    assert named["mention_rank"] == 1 and named["lexical_rank"] is None
+    assert named["rrf"] == pytest.approx(1 / 61)
+
+
+def test_feature_settings():
+    plpy = FakePlpy()
+    default = features.parse(plpy, None, None)
+    assert all(default.on(f) != (f in features.DEFAULT_OFF) for f in features.FEATURES)
+    assert all(features.parse(plpy, "none", None).on(f) for f in features.FEATURES)
+    assert default.fusion == features.DEFAULT_FUSION
+    assert features.parse(plpy, "all", "") == features.TODAY
+    kinds_off = features.parse(plpy, " kinds ,evidence", "convex")
+    assert not kinds_off.on("kinds") and not kinds_off.on("evidence") and kinds_off.on("pack")
+    assert kinds_off.fusion == "convex"
+    # fusion off means today's RRF whatever codesift.fusion says
+    assert features.parse(plpy, "fusion", "convex").fusion == "rrf"
+    with pytest.raises(FakePlpy.Error, match="unknown features"):
+        features.parse(plpy, "kinds,nonsense", None)
+    with pytest.raises(FakePlpy.Error, match="codesift.fusion"):
+        features.parse(plpy, None, "x" * 10_000)
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("requests/sessions.py", "code"),
+        ("docs/user/advanced.rst", "doc"),
+        ("README.md", "doc"),
+        ("doc/tutorial/grids.ipynb", "doc"),
+        (".github/ISSUE_TEMPLATE/bug-report.md", "template"),
+        ("setup.cfg", "config"),
+        ("pyproject.toml", "config"),
+        (".coveragerc", "config"),
+        ("Makefile", "config"),
+        ("tests/test_requests.py", "test"),
+        ("CHANGELOG.md", "changelog"),
+    ],
+)
+def test_file_kinds(path, kind):
+    assert recency.file_kind(path) == kind
+
+
+def test_the_kind_prior_applies_only_when_asked():
+    assert recency.path_prior("docs/api.rst") == 1.0
+    assert recency.path_prior("docs/api.rst", kinds=True) == recency.DOC_PRIOR
+    assert recency.path_prior("lib/api.py", kinds=True) == 1.0
+    assert recency.path_prior("tests/test_api.py", kinds=True) == recency.TEST_PRIOR
+
+
+def _hit(path, rrf, start, end):
+    return {"repository_id": 1, "path": path, "rrf": rrf, "start_line": start, "end_line": end}
+
+
+def test_file_support_favours_a_file_with_several_hits():
+    items = {
+        ("s", 1): _hit("many.py", 0.02, 1, 10),
+        ("s", 2): _hit("many.py", 0.02, 11, 20),
+        ("s", 3): _hit("many.py", 0.02, 21, 30),
+        ("s", 4): _hit("lucky.py", 0.021, 1, 10),
+        ("f", 1, "many.py"): _hit("many.py", 0.02, 1, 30),
+    }
+    support = recency.file_support(items)
+    assert support[("s", 4)] == 0.0
+    evidence = recency.EVIDENCE_DAMP * 0.02 * recency.EVIDENCE_TOP
+    # every candidate of the file gains the same: the order inside it stays
+    assert all(support[k] == pytest.approx(evidence) for k in items if k != ("s", 4))
+    assert 0.02 + evidence > 0.021
+
+
+def test_file_support_counts_a_class_and_its_method_once():
+    items = {
+        ("s", 1): _hit("a.py", 0.03, 10, 20),  # the method
+        ("s", 2): _hit("a.py", 0.02, 1, 40),  # its class
+    }
+    assert recency.file_support(items)[("s", 1)] == 0.0
