@@ -584,9 +584,11 @@ def setup(
 
 
 def main() -> None:
+    from codesift_db.embedders import EmbedderUnavailable
+
     try:
         app()
-    except CodesiftError as exc:
+    except (CodesiftError, EmbedderUnavailable) as exc:
         err.print(Text("error:", style="red"), plain(exc), highlight=False)
         sys.exit(1)
     except KeyboardInterrupt:
