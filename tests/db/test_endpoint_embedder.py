@@ -133,7 +133,9 @@ def test_a_failing_endpoint_falls_back_to_lexical_and_graph(endpoint_db, mode):
     conn.add_notice_handler(lambda n: notices.append(n.message_primary))
     assert conn.execute("select codesift.embed_query(%s)", (QUESTION,)).fetchone()[0] is None
     assert any("query embedding unavailable" in n for n in notices), notices
-    rows = conn.execute("select path from codesift.pack_context(%s, repo => 'pkg')", (QUESTION,)).fetchall()
+    rows = conn.execute(
+        "select path from codesift.pack_context(%s, repo => 'pkg')", (QUESTION,)
+    ).fetchall()
     assert ("pkg/redirects.py",) in rows  # lexical + graph still answer
     conn.rollback()
 
