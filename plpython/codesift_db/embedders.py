@@ -30,7 +30,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 BUILTIN = "builtin"
 OPENAI = "openai"
@@ -126,7 +126,7 @@ class BuiltinMiniLM:
                 "installed in this Python (make install)"
             )
         self._minilm = minilm
-        self._engine = None
+        self._engine: Any = None  # minilm.MiniLM or minilm_onnx.OnnxMiniLM, on first use
 
     def _model(self):
         if self._engine is None:
