@@ -44,7 +44,7 @@ def embed_query(plpy, text: str, db_settings: dict | None = None) -> str | None:
         plpy.notice(f"query embedding unavailable ({exc}): lexical + graph only")
     except embedders.EmbedderUnavailable as exc:
         plpy.notice(
-            f"query embedding unavailable: {exc}. Lexical + graph only (or pass query_embedding)"
+            f"query embedding unavailable ({exc}): lexical + graph only (or pass query_embedding)"
         )
     return None
 
