@@ -2,6 +2,11 @@
 embed_query at another address (SSRF through codesift.settings), and `migrate` refuses
 endpoints and models that would leak a secret into the database or not fit its columns."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import psycopg
 import pytest
 from codesift.errors import MigrationError
@@ -115,3 +120,45 @@ def test_a_new_model_of_the_same_size_makes_every_vector_pending(db, dsn, make_r
         "builtin",
         "all-MiniLM-L6-v2",
     )
+
+
+def test_cli_migrate_records_an_endpoint_and_refuses_a_bad_one(db, dsn):
+    codesift = Path(sys.executable).with_name("codesift")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(codesift), "migrate", *args],
+            env={**os.environ, "CODESIFT_DSN": dsn},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    bad = cli(
+        "--embedder",
+        "openai",
+        "--embedding-endpoint",
+        "file:///etc/passwd",
+        "--embedding-model",
+        "m",
+        "--embedding-dim",
+        "384",
+    )
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "http:// or https://" in bad.stderr
+    good = cli(
+        "--embedder",
+        "openai",
+        "--embedding-endpoint",
+        "http://127.0.0.1:11434",
+        "--embedding-model",
+        "nomic-embed-text",
+        "--embedding-dim",
+        "384",
+    )
+    assert good.returncode == 0, good.stderr
+    assert "embedder: openai nomic-embed-text" in good.stderr
+    settings = _settings(db)
+    assert settings["embedding_endpoint"] == "http://127.0.0.1:11434"
+    assert settings["embedding_model"] == "nomic-embed-text"
