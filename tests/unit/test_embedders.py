@@ -2,7 +2,6 @@
 
 import math
 import socket
-import time
 
 import numpy as np
 import pytest
@@ -110,11 +109,10 @@ def test_slow_drip_is_cut_off_at_the_timeout():
     with embedding_server() as server:
         server.mode = "slow"
         embedder = embedders.from_settings(openai_settings(server.url, embedding_timeout="1"))
-        started = time.monotonic()
+        # the server drips spaces for a minute and then ends: had the client waited for
+        # the end it would fail on "not JSON", not on the deadline
         with pytest.raises(embedders.EmbedderUnavailable, match="took too long"):
             embedder.encode(TEXTS[:1])
-        # bounded (the server would drip for a minute); not a timing assertion of speed
-        assert time.monotonic() - started < 30
 
 
 def test_server_down_fails_cleanly():
