@@ -88,13 +88,42 @@ def fixture_cosine(encode) -> float:
     return float((got * want).sum(axis=1).min())
 
 
+def query_path(rounds: int, n: int = 200) -> None:
+    """One short query through today's call and through embedders.from_settings."""
+    from codesift_db import embedders
+
+    settings = {"embedding_model": minilm.MODEL_NAME, "embedding_dim": "384"}
+    paths = {
+        "minilm (today)": lambda texts: minilm.get_model().encode(texts),
+        "from_settings": lambda texts: embedders.from_settings(settings).encode(texts),
+    }
+    for encode in paths.values():
+        encode([QUERY])
+    medians: dict[str, list[float]] = {name: [] for name in paths}
+    for _ in range(rounds):
+        for name, encode in paths.items():
+            medians[name].append(query_ms(encode, n))
+    old, new = (statistics.median(m) for m in medians.values())
+    print(f"one query, median of {rounds} rounds x {n}: today {old:.2f} ms, ", end="")
+    print(f"embedders.from_settings {new:.2f} ms, old/new {old / new:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("repo", help="a git checkout or git directory to take real symbols from")
     ap.add_argument("--ref", default="HEAD")
     ap.add_argument("--symbols", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per engine")
+    ap.add_argument(
+        "--query-path",
+        action="store_true",
+        help="only the query path: embed_query's embedder (embedders.from_settings, built-in) "
+        "against today's direct minilm call, one short text, alternating",
+    )
     args = ap.parse_args()
+    if args.query_path:
+        query_path(args.rounds)
+        return
     if not minilm_onnx.available():
         sys.exit("onnxruntime and onnx are not installed (make install): nothing to compare")
 
