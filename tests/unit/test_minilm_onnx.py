@@ -1,0 +1,78 @@
+"""The ONNX Runtime engine of all-MiniLM-L6-v2 (the loader's fast path) gives the vectors of
+the NumPy forward pass and of sentence-transformers (tests/unit/minilm_reference.json)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from codesift_db import embedders, minilm, minilm_onnx
+
+pytestmark = pytest.mark.skipif(
+    not minilm_onnx.available(), reason="onnxruntime, onnx or the model package is not installed"
+)
+
+REFERENCE = Path(__file__).with_name("minilm_reference.json")
+LONG_CODE = "\n".join(
+    f"def handler_{i}(request, retries={i}):\n    return session.get(f'/items/{i}').json()"
+    for i in range(80)
+)
+TEXTS = [
+    "",
+    "x",
+    "where are redirects followed?",
+    LONG_CODE,  # past 256 word pieces: truncated like the NumPy pass
+    LONG_CODE[:700],
+    "def 関数():\n    return '🚀'  # CJK and emoji",
+    "class Session:\n    def send(self, request):\n        return self.adapter.send(request)\n",
+]
+
+
+@pytest.fixture(scope="module")
+def engine() -> minilm_onnx.OnnxMiniLM:
+    return minilm_onnx.get_model()
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    return np.sum(a * b, axis=1)
+
+
+def test_matches_the_sentence_transformers_fixture(engine):
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    got = engine.encode(reference["texts"])
+    expected = np.asarray(reference["vectors"], dtype=np.float64)
+    assert _cosines(got, expected).min() >= 0.9999
+    assert np.abs(got - expected).max() < 1e-5  # the fixture is rounded to 6 decimals
+
+
+def test_matches_the_numpy_pass_in_input_order(engine):
+    texts = TEXTS * 3  # several batches, lengths mixed: results must come back in order
+    got = engine.encode(texts, batch_size=4)
+    want = minilm.get_model().encode(texts)
+    assert got.shape == (len(texts), minilm.DIMENSION)
+    assert _cosines(got, want).min() >= 0.9999
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_vector_does_not_depend_on_its_batch(engine):
+    alone = engine.encode([TEXTS[2]])[0]
+    padded = engine.encode([TEXTS[2], LONG_CODE])[0]  # padded to the long text's length
+    assert float(alone @ padded) >= 0.99999
+
+
+def test_empty_input_and_a_bare_string(engine):
+    assert engine.encode([]).shape == (0, minilm.DIMENSION)
+    with pytest.raises(TypeError):
+        engine.encode("not a list")  # type: ignore[arg-type]
+
+
+def test_builtin_embedder_uses_it_outside_the_server(monkeypatch):
+    monkeypatch.delenv("CODESIFT_EMBED_ENGINE", raising=False)
+    builtin = embedders.BuiltinMiniLM()
+    builtin.encode(TEXTS[:2])
+    assert isinstance(builtin._engine, minilm_onnx.OnnxMiniLM)
+    monkeypatch.setenv("CODESIFT_EMBED_ENGINE", "numpy")
+    numpy_only = embedders.BuiltinMiniLM()
+    numpy_only.encode(TEXTS[:2])
+    assert isinstance(numpy_only._engine, minilm.MiniLM)
