@@ -30,10 +30,7 @@ import numpy as np  # noqa: E402
 from codesift_db import minilm, minilm_onnx  # noqa: E402
 from codesift_db.symbols import extract_symbols  # noqa: E402
 
-try:  # where the text the loader embeds is built (it moved into codesift_db)
-    from codesift_db.embedtext import symbol_text
-except ImportError:
-    from codesift.embedtext import symbol_text  # type: ignore[no-redef]
+from codesift_db.embedtext import symbol_text  # noqa: E402
 
 EXTENSIONS = (".py", ".js", ".ts", ".go", ".rs", ".java", ".c", ".rb", ".md")
 QUERY = "where is the session cookie signed?"
