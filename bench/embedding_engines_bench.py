@@ -28,9 +28,8 @@ sys.path[:0] = [str(ROOT / "plpython"), str(ROOT / "loader")]
 
 import numpy as np  # noqa: E402
 from codesift_db import minilm, minilm_onnx  # noqa: E402
-from codesift_db.symbols import extract_symbols  # noqa: E402
-
 from codesift_db.embedtext import symbol_text  # noqa: E402
+from codesift_db.symbols import extract_symbols  # noqa: E402
 
 EXTENSIONS = (".py", ".js", ".ts", ".go", ".rs", ".java", ".c", ".rb", ".md")
 QUERY = "where is the session cookie signed?"

@@ -7,13 +7,13 @@ Query sets (bench/queries/express.json shape): `name`, `corpus` ({repository, co
 measured_at_commit}) and `queries`, each with `id`, `kind`, `query`, `gold_files` and
 optionally `gold_symbols` ([{path, name, start_line, end_line}]). A query may carry its own
 `repository` and `commit` (swebench-dev.json, whose gold symbols are `gold_spans`:
-{path: [qualified names]}); each such (repository, commit) is indexed as its own repository
-named `<name>@<commit12>`, and `--repo-path NAME=PATH` says where each repository's checkout
-is (NAME the last part of owner/name).
+{path: [qualified names]}); each commit is indexed as a ref of its repository (the ref named
+by the full commit SHA; every query asks at its ref), and `--repo-path NAME=PATH` says where
+each repository's checkout is (NAME the last part of owner/name).
 
 Each repository is indexed into its own tenant (`--tenant`, default `eval-<repository>`, so
 that BM25 statistics, which are per tenant, do not mix query sets) at the set's
-commit with `codesift index`, unless that repository is already indexed at that commit with
+commit with `codesift index`, unless that ref is already indexed at that commit with
 no embedding backlog (so reruns go straight to the queries).
 
 Arms: `lexical` (BM25 alone), `lexical_tsrank` (ts_rank_cd), `dense`, `hybrid` (RRF +
@@ -86,7 +86,8 @@ ENGINES = {
 ENGINE_FREE = ("peer", "peer_lexical", "peer_dense", "bm25_files")  # arms no setting changes
 BM25_FILES_SQL = """
 select path from codesift._bm25_files(%(tenant)s, codesift._query_terms(%(query)s),
-    array[(select id from codesift.repositories where tenant_id = %(tenant)s and name = %(repo)s)],
+    array[(select id from codesift.repositories
+        where tenant_id = %(tenant)s and name = %(repo)s and ref = %(ref)s)],
     null, null, %(k)s, 1.2, 0.75)
 """
 STAGE1_ROWS = 300  # rows asked of hybrid_search; file lists are cut to --k after dedupe
@@ -114,7 +115,7 @@ docs as (
     from codesift.files f
     join codesift.repositories r on r.id = f.repository_id
     join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
-    where f.live and f.tenant_id = %(tenant)s and r.name = %(repo)s
+    where f.live and f.tenant_id = %(tenant)s and r.name = %(repo)s and r.ref = %(ref)s
 ),
 dense as (
     select d.path,
@@ -152,7 +153,7 @@ limit %(k)s
 
 STAGE1_SQL = """
 select path, start_line, end_line, symbol, kind
-from codesift.hybrid_search(%(query)s, repo => %(repo)s, k => %(rows)s,
+from codesift.hybrid_search(%(query)s, repo => %(repo)s, ref => %(ref)s, k => %(rows)s,
     query_embedding => %(embedding)s::vector, lexical_weight => %(lw)s,
     dense_weight => %(dw)s, ranking => %(ranking)s{recency})
 order by rank
@@ -160,7 +161,8 @@ order by rank
 
 PACK_SQL = """
 select path, start_line, end_line, symbol, kind, tokens
-from codesift.pack_context(%(query)s, repo => %(repo)s, token_budget => %(budget)s,
+from codesift.pack_context(%(query)s, repo => %(repo)s, ref => %(ref)s,
+    token_budget => %(budget)s,
     query_embedding => %(embedding)s::vector, dense_weight => %(dw)s{recency})
 order by rank
 """
@@ -184,7 +186,7 @@ select r.id, r.indexed_commit,
 from codesift.repositories r
 join codesift.tenants t on t.id = r.tenant_id
 left join codesift.settings s on s.key = 'embedding_model'
-where t.name = %s and r.name = %s
+where t.name = %s and r.name = %s and r.ref = %s
 """
 
 GOLD_LINES = """
@@ -192,7 +194,8 @@ select min(s.start_line), max(s.end_line)
 from codesift.files f
 join codesift.repositories r on r.id = f.repository_id
 join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-where f.live and r.tenant_id = %s and r.name = %s and f.path = %s and s.qualified_name = %s
+where f.live and r.tenant_id = %s and r.name = %s and r.ref = %s and f.path = %s
+    and s.qualified_name = %s
 """
 
 
@@ -201,7 +204,8 @@ where f.live and r.tenant_id = %s and r.name = %s and f.path = %s and s.qualifie
 
 @dataclass
 class Target:
-    """One repository at one commit: its name in the database and its checkout."""
+    """One repository at one commit: its name in the database and its checkout; the commit
+    (resolved to its full SHA by resolve_commit) is the name of its indexed ref."""
 
     name: str
     path: Path
@@ -284,10 +288,8 @@ def load_queries(
                 f"query {q['id']}: no checkout for repository {repository!r}: "
                 f"pass --repo-path {short or 'NAME'}=PATH"
             )
-        if own_commit and own_commit != default_commit:
-            db_name = f"{short}@{own_commit[:12]}"
-        else:
-            db_name = name or short or Path(path).name
+        # each commit is a ref of its repository (named by the full commit it resolves to)
+        db_name = name or short or Path(path).name
         key = (db_name, commit)
         if key not in targets:
             targets[key] = Target(db_name, Path(path), commit, repository or "")
@@ -307,6 +309,17 @@ def load_queries(
 # --- indexing -------------------------------------------------------------------------------
 
 
+def resolve_commit(target: Target) -> str:
+    """The full SHA of the target's commit (HEAD when the set names none), kept on it."""
+    from codesift import git
+
+    commit = git.resolve_commit(git.repo_root(target.path), target.commit or "HEAD")
+    if target.commit and not commit.startswith(target.commit):
+        raise SystemExit(f"{target.path}: {target.commit} resolves to {commit}")
+    target.commit = commit
+    return commit
+
+
 def ensure_indexed(
     dsn: str, target: Target, tenant: str, embed: bool = True, progress: bool = True
 ) -> str:
@@ -315,12 +328,9 @@ def ensure_indexed(
     from codesift.indexer import index_repository
 
     root = git.repo_root(target.path)
-    commit = git.resolve_commit(root, target.commit or "HEAD")
-    if target.commit and not commit.startswith(target.commit):
-        raise SystemExit(f"{target.path}: {target.commit} resolves to {commit}")
-    target.commit = commit
+    commit = resolve_commit(target)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        row = conn.execute(INDEXED, (tenant, target.name)).fetchone()
+        row = conn.execute(INDEXED, (tenant, target.name, commit)).fetchone()
         if row and row[1] == commit and (not embed or row[2] + row[3] == 0):
             return "already indexed"
         start = time.monotonic()
@@ -348,7 +358,8 @@ def resolve_gold_lines(conn, queries: list[Query]) -> int:
         for g in q.gold_symbols:
             if not g.resolved:
                 lo, hi = conn.execute(
-                    GOLD_LINES, (q.target.tenant_id, q.target.name, g.path, g.name)
+                    GOLD_LINES,
+                    (q.target.tenant_id, q.target.name, q.target.commit, g.path, g.name),
                 ).fetchone()
                 if lo is not None:
                     g = m.GoldSymbol(g.path, g.name, lo, hi)
@@ -362,7 +373,8 @@ def resolve_gold_lines(conn, queries: list[Query]) -> int:
 EXPLAIN_SQL = """
 select candidate, path, start_line, end_line, symbol, kind, lexical_rank, dense_rank, rrf,
     graph_hop, score, decision, pruned_by, packed, tokens
-from codesift.explain_context(%(query)s, repo => %(repo)s, token_budget => %(budget)s,
+from codesift.explain_context(%(query)s, repo => %(repo)s, ref => %(ref)s,
+    token_budget => %(budget)s,
     query_embedding => %(embedding)s::vector{recency})
 order by candidate
 """
@@ -396,6 +408,7 @@ def explain_miss(
             {
                 "query": q.text,
                 "repo": q.target.name,
+                "ref": q.target.commit,
                 "budget": budget,
                 "embedding": embedding,
                 "recency": recency,
@@ -421,6 +434,7 @@ def run_arm(conn, arm: str, q: Query, embedding: str | None, tenant_id: int, arg
     common = {
         "query": q.text,
         "repo": q.target.name,
+        "ref": q.target.commit,
         "embedding": embedding,
         "recency": args.recency_lambda,
     }
@@ -508,9 +522,10 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
     targets = {id(q.target): q.target for q in queries}.values()
     for target in targets:
         target.tenant = opts.tenant or f"eval-{_short(target.source or target.name)}"
+        resolve_commit(target)
         if opts.index:
             done = ensure_indexed(dsn, target, target.tenant, opts.embed, opts.progress)
-            log(f"{target.name} (tenant {target.tenant}): {done}")
+            log(f"{target.name} @ {target.commit[:12]} (tenant {target.tenant}): {done}")
     per_query: dict[str, dict[str, m.QueryResult]] = {}
     details: dict = {"queries": {}}
     labels = arm_labels(opts)

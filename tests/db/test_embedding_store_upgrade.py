@@ -6,7 +6,7 @@ from codesift.indexer import index_repository
 from codesift.migrate import migrate
 from codesift_db.embedtext import embedding_key, file_text, symbol_text
 
-from tests.conftest import _dsn_of, commit, write_files
+from tests.conftest import _dsn_of, commit, git, write_files
 from tests.db.test_embedding_queue import functions
 from tests.db.test_upgrade import sql_at
 
@@ -20,9 +20,19 @@ def test_vectors_computed_before_the_store_are_keyed_and_reused(
     migrate(blank_postgresql, sql_dir=sql_at(BEFORE_THE_STORE, tmp_path))
     dsn = _dsn_of(blank_postgresql)
     root = make_repo({"calc.py": functions(10)})
+    content = (root / "calc.py").read_text()
+    sha = git(root, "rev-parse", "HEAD:calc.py").strip()
     with psycopg.connect(dsn, autocommit=True) as conn:
-        index_repository(conn, root, tenant="acme", embed=False, show_progress=False)
-        # vectors as the old loader stored them: on the rows, with the model's name
+        # the blob as the loader of that release pushed it (the trigger extracts symbols),
+        # with vectors as it stored them: on the rows, with the model's name
+        tenant = conn.execute(
+            "insert into codesift.tenants (name) values ('acme') returning id"
+        ).fetchone()[0]
+        conn.execute(
+            "insert into codesift.blobs (tenant_id, sha, size, language, content, path_hint)"
+            " values (%s, %s, %s, 'python', %s, 'calc.py')",
+            (tenant, sha, len(content.encode()), content),
+        )
         for table in ("code_symbols", "blobs"):
             conn.execute(
                 f"update codesift.{table} set embedding_model = %s,"
@@ -48,6 +58,9 @@ def test_vectors_computed_before_the_store_are_keyed_and_reused(
         stored = conn.execute("select count(*) from codesift.embeddings").fetchone()
         assert stored is not None and stored[0] == 11
 
+        # the current loader: the stored blob and its vectors are reused as they are
+        unchanged = index_repository(conn, root, tenant="acme", show_progress=False)
+        assert unchanged.new_blobs == 0 and unchanged.embedded.computed == 0
         write_files(root, {"calc.py": functions(10, changed=0)})
         commit(root, "change one function")
         summary = index_repository(conn, root, tenant="acme", show_progress=False)
