@@ -36,6 +36,7 @@ from pathlib import Path
 
 import psycopg
 import watchfiles
+from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from . import db, git, ignore, indexer
 from .embedder import EmbedStats, embed_pending
@@ -356,9 +357,19 @@ class Watcher:
             return not rel.endswith(".lock") and (rel in GIT_EVENTS or rel.startswith(".git/refs/"))
         return _DEFAULT_FILTER(change, raw)
 
-    def run(self, stop: Callable[[], bool] | None = None) -> None:
+    def run(self) -> None:
         """Index, then follow the working tree until interrupted (Ctrl-C, SIGTERM)."""
         self._until_synced(first=True)
+        while True:
+            try:
+                self._follow()
+            except WatchfilesRustInternalError as exc:
+                # watchfiles cannot report a file name that is not UTF-8, and drops the
+                # batch: the full incremental index covers it (and skips that name)
+                self.report(f"file watching: {_reason(exc)}; re-indexing fully")
+                self._step(None)
+
+    def _follow(self) -> None:
         for changes in watchfiles.watch(
             self.root,
             watch_filter=self._watch_filter,
@@ -368,8 +379,6 @@ class Watcher:
             yield_on_timeout=True,
             raise_interrupt=True,
         ):
-            if stop is not None and stop():
-                return
             paths, git_event = self._relative(changes)
             if not paths and not git_event and changes:
                 continue
@@ -377,9 +386,10 @@ class Watcher:
                 continue  # a timeout tick or a ref event: HEAD did not move
             self._step(paths)
 
-    def _step(self, paths: set[str]) -> None:
+    def _step(self, paths: set[str] | None) -> None:
+        """One batch (None: the full incremental index); a lost database is waited for."""
         try:
-            self._say(self.apply(paths))
+            self._say(self.full_sync() if paths is None else self.apply(paths))
         except (psycopg.Error, CodesiftError) as exc:
             if not self._database_lost():
                 self.report(f"error: {exc}")
