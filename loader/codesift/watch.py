@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+import psycopg.errors
 import watchfiles
 from watchfiles._rust_notify import WatchfilesRustInternalError
 
@@ -71,7 +72,7 @@ class BatchSummary:
     removed: int = 0  # paths that stopped being live
     new_blobs: int = 0
     new_symbols: int = 0
-    edges: int = 0
+    edges: int = 0  # edges recomputed (all of the repository's, or the changed files')
     full: bool = False  # the full incremental index ran instead
     seconds: float = 0.0
     skipped: Counter = field(default_factory=Counter)
@@ -116,6 +117,7 @@ class Watcher:
         self.report = report
         self.name = options.name or self.root.name
         self.conn: psycopg.Connection | None = None
+        self.lock_conn: psycopg.Connection | None = None
         self.tenant_id = 0
         self.repo_id = 0
         self.head: str | None = None
@@ -140,6 +142,7 @@ class Watcher:
         return conn
 
     def close(self) -> None:
+        self._drop_lock()
         if self.conn is not None:
             self.conn.close()
             self.conn = None
@@ -152,6 +155,36 @@ class Watcher:
         except psycopg.Error:
             return True
         return False
+
+    def _lock(self) -> psycopg.Connection:
+        """The second connection (kept: PL/Python warms up once per backend) inside a
+        transaction that holds the repository's row lock, as `index` takes it."""
+        conn = self._connect()
+        if self.lock_conn is None or self.lock_conn.closed or self.lock_conn.broken:
+            self.lock_conn = indexer._second_connection(conn, self.tenant_id)
+        lock = self.lock_conn
+        lock.execute(
+            "select set_config('lock_timeout', %s, true)",
+            (f"{max(1, round(self.options.lock_timeout * 1000))}ms",),
+        )
+        try:
+            row = lock.execute(
+                indexer.LOCK_ROW + " for no key update", (self.tenant_id, self.repo_id)
+            ).fetchone()
+        except psycopg.errors.LockNotAvailable:
+            lock.rollback()
+            raise IndexingError(
+                f"another loader kept '{self.name}' locked for {self.options.lock_timeout:g} s"
+            ) from None
+        if row is None:
+            lock.rollback()
+            raise IndexingError(f"repository '{self.name}' was removed while watching it")
+        return lock
+
+    def _drop_lock(self) -> None:
+        if self.lock_conn is not None:
+            self.lock_conn.close()
+            self.lock_conn = None
 
     # indexing --------------------------------------------------------------------
 
@@ -277,16 +310,7 @@ class Watcher:
         summary: BatchSummary,
     ) -> None:
         """The batch's tree update, in the transaction that holds the repository lock."""
-        origin = git.encode_name(str(self.root)).decode("utf-8", errors="replace")
-        lock = indexer._lock_repository(
-            conn,
-            self.tenant_id,
-            self.repo_id,
-            self.name,
-            origin,
-            self.options.lock_timeout,
-            False,
-        )
+        lock = self._lock()
         try:
             present = {
                 r[0]
@@ -320,7 +344,15 @@ class Watcher:
             )
             summary.removed = len(before.keys() - {c.path for c in kept})
             summary.updated = sum(1 for c in kept if before.get(c.path) != c.sha)
-            row = lock.execute("select codesift.resolve_edges(%s)", (self.repo_id,)).fetchone()
+            same_paths = summary.removed == 0 and all(c.path in before for c in kept)
+            if same_paths and not any(c.path.endswith("go.mod") for c in kept):
+                # only contents changed: only these files' own imports can resolve differently
+                row = lock.execute(
+                    "select codesift.resolve_edges(%s, %s)",
+                    (self.repo_id, [c.path for c in kept]),
+                ).fetchone()
+            else:  # paths came or went: any file's import may now resolve elsewhere
+                row = lock.execute("select codesift.resolve_edges(%s)", (self.repo_id,)).fetchone()
             summary.edges = row[0] if row else 0
             lock.execute(
                 "update codesift.repositories set indexed_at = now(), indexed_worktree = true"
@@ -328,8 +360,9 @@ class Watcher:
                 (self.tenant_id, self.repo_id),
             )
             lock.commit()
-        finally:
-            lock.close()
+        except BaseException:
+            self._drop_lock()
+            raise
 
     # the loop --------------------------------------------------------------------
 
