@@ -186,17 +186,16 @@ def main() -> None:
                 wait_started(conn, tenant, work / f"{tenant}.log")
             times: dict[str, list[float]] = {arm: [] for arm, _, _ in ARMS}
             for k in range(args.edits + 1):
+                this: dict[str, float] = {}
                 for arm, tenant, _ in ARMS:
-                    seconds = edit_and_wait(
+                    this[arm] = edit_and_wait(
                         conn, copies[arm], tenant, files, k, rng, embedding=arm != "lexical+graph"
                     )
                     if k > 0:  # the first is a warm-up
-                        times[arm].append(seconds)
+                        times[arm].append(this[arm])
+                label = "warm-up" if k == 0 else f"edit {k:2d}"
                 print(
-                    f"edit {k:2d}: "
-                    + "  ".join(
-                        f"{arm} {times[arm][-1] if k else seconds:.2f} s" for arm, _, _ in ARMS
-                    ),
+                    f"{label}: " + "  ".join(f"{arm} {t:.2f} s" for arm, t in this.items()),
                     flush=True,
                 )
         report(times)

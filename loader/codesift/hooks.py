@@ -135,9 +135,10 @@ def install(
     root = git.repo_root(path)
     folder = hooks_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
-    dsn: str | None = db.current_dsn()
+    current = db.current_dsn()
+    dsn: str | None = current
     notes = []
-    if conninfo_to_dict(dsn).get("password") and not allow_password:
+    if conninfo_to_dict(current).get("password") and not allow_password:
         dsn = None
         notes.append(
             "the DSN has a password: not written to the git directory; the hooks use "

@@ -330,7 +330,7 @@ class Watcher:
                 " returning f.path, f.blob_sha",
                 (self.tenant_id, self.repo_id, sorted(paths)),
             ).fetchall()
-            before = dict(removed)
+            before: dict[str, str] = {path: sha for path, sha in removed}
             now = datetime.now(UTC)
             lock.execute(
                 indexer.RECORD_FILES,
