@@ -49,6 +49,9 @@ class Watch:
             stdout=self.out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "CODESIFT_DSN": dsn, "COLUMNS": "250"},
+            # as a terminal's foreground job: Ctrl-C (SIGINT) delivered, even when the tests
+            # themselves run in the background with SIGINT ignored (which children inherit)
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
 
     def text(self) -> str:
