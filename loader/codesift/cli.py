@@ -685,6 +685,110 @@ def setup(
         err.print(plain(f"{'wrote' if change.changed else 'up to date:'} {change.path}"))
 
 
+# ---- re-index on save and on commit (loader/codesift/watch.py, hooks.py) ----
+
+
+@app.command()
+def watch(
+    path: Annotated[str, typer.Argument(help="A git repository (any folder inside a checkout).")],
+    name: Annotated[
+        str | None, typer.Option(help="Repository name in codesift (default: the folder's name).")
+    ] = None,
+    tenant: Annotated[
+        str, typer.Option(help="Tenant that owns the index; created if missing.")
+    ] = "default",
+    max_bytes: Annotated[
+        int, typer.Option(help="Skip files larger than this many bytes.", min=1)
+    ] = 1024 * 1024,
+    embed: Annotated[
+        bool, typer.Option(help="Embed the changed symbols and files after each update.")
+    ] = True,
+    debounce: Annotated[
+        int,
+        typer.Option(
+            help="Milliseconds without a new change before a batch of edits is indexed.",
+            min=10,
+            max=60000,
+        ),
+    ] = 200,
+) -> None:
+    """Keep the index following the working tree: index HEAD plus uncommitted changes, then
+    re-index each batch of saved files incrementally (only changed files are hashed, only
+    new blobs pushed, the tree updated in one transaction). Commits and checkouts re-run
+    the incremental index; a lost database is retried. Ctrl-C stops it."""
+    from .watch import WatchOptions
+    from .watch import watch as run_watch
+
+    options = WatchOptions(
+        name=name, tenant=tenant, max_bytes=max_bytes, embed=embed, debounce_ms=debounce
+    )
+    err.print(plain(f"watching {path} (Ctrl-C to stop)"))
+    run_watch(path, options, lambda line: err.print(plain(line), highlight=False))
+
+
+hook_app = typer.Typer(
+    help="Git hooks that re-index in the background after commit, checkout and merge.",
+    no_args_is_help=True,
+)
+app.add_typer(hook_app, name="hook")
+
+
+@hook_app.command("install")
+def hook_install(
+    path: Annotated[str, typer.Argument(help="A git repository (default: the current one).")] = ".",
+    name: Annotated[
+        str | None, typer.Option(help="Repository name in codesift (default: the folder's name).")
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="Tenant that owns the index.")] = "default",
+    worktree: Annotated[
+        bool,
+        typer.Option("--worktree", help="Also index uncommitted changes at each run."),
+    ] = False,
+    embed: Annotated[
+        bool, typer.Option(help="Embed what is new after each background index.")
+    ] = True,
+    allow_password: Annotated[
+        bool,
+        typer.Option(
+            "--allow-password",
+            help="Write CODESIFT_DSN into the git directory even if it has a password.",
+        ),
+    ] = False,
+) -> None:
+    """Install post-commit, post-checkout and post-merge hooks that run an incremental index
+    in the background (never blocking or failing git; log in .git/codesift-hook.log).
+    Existing hooks are kept and run first; installing again only refreshes ours."""
+    from .hooks import install
+
+    for line in install(path, tenant, name, worktree, embed, allow_password):
+        err.print(plain(line), highlight=False)
+
+
+@hook_app.command("uninstall")
+def hook_uninstall(
+    path: Annotated[str, typer.Argument(help="A git repository (default: the current one).")] = ".",
+) -> None:
+    """Remove codesift's hooks (and its lock, log and settings); your own hooks are put back."""
+    from .hooks import uninstall
+
+    for line in uninstall(path):
+        err.print(plain(line), highlight=False)
+
+
+@hook_app.command("run", hidden=True)
+def hook_run(
+    hook: Annotated[str, typer.Argument(help="The git hook that started it.")],
+    args: Annotated[list[str] | None, typer.Argument(help="The hook's arguments.")] = None,
+    foreground: Annotated[
+        bool, typer.Option("--foreground", help="Stay attached; print instead of logging.")
+    ] = False,
+) -> None:
+    """What the hooks run: one incremental index (serialised by a lock in the git directory)."""
+    from .hooks import run
+
+    raise typer.Exit(run(hook, args or [], detach=not foreground))
+
+
 def main() -> None:
     from codesift_db.embedders import EmbedderUnavailable
 

@@ -118,6 +118,21 @@ def ensure_repository(
     raise IndexingError(f"repository '{name}' is not visible to this role")
 
 
+def make_default_ref(conn: psycopg.Connection, tenant_id: int, name: str, ref_id: int) -> None:
+    """Make the indexed ref `ref_id` the one queries of repository `name` use by default."""
+    with conn.transaction():
+        conn.execute(
+            "update codesift.repositories set is_default = false"
+            " where tenant_id = %s and name = %s and is_default and id <> %s",
+            (tenant_id, name, ref_id),
+        )
+        conn.execute(
+            "update codesift.repositories set is_default = true"
+            " where tenant_id = %s and id = %s and not is_default",
+            (tenant_id, ref_id),
+        )
+
+
 def _indexed_commit(conn, tenant_id: int, repo_id: int) -> tuple[str | None, bool]:
     row = conn.execute(
         "select indexed_commit, indexed_worktree from codesift.repositories"

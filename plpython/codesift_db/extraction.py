@@ -181,8 +181,13 @@ def on_blobs_inserted(plpy) -> None:
             )
 
 
-def resolve_repository_edges(plpy, repository_id: int) -> int:
+MAX_SOURCE_PATHS = 10_000  # resolve_edges(repository, paths): more is a whole-repository job
+
+
+def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None = None) -> int:
     """Recompute the repository's import edges from its live files; returns the edge count.
+    With `sources`, only the edges from those paths are recomputed (and counted): right
+    when only their contents changed, the set of live paths did not (codesift watch).
     Every statement names the repository's tenant, so even a session that bypasses row-level
     security touches that tenant's rows only."""
     import json
@@ -197,6 +202,12 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
             sqlstate="42704",
         )
     tenant = owner[0]["tenant_id"]
+    if sources is not None and len(sources) > MAX_SOURCE_PATHS:
+        plpy.error(
+            f"resolve_edges takes at most {MAX_SOURCE_PATHS:,} source paths; "
+            "call resolve_edges(repository_id) for the whole repository",
+            sqlstate="22023",
+        )
     paths = frozenset(
         r["path"]
         for r in plpy.execute(
@@ -210,9 +221,17 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
     )
     go_module = import_resolution.go_module_path(go_mod[0]["content"]) if go_mod else None
     by_file: dict[tuple[str, str], list[dict]] = {}
-    for r in plpy.execute(
-        plpy.prepare(plans.load("live_imports"), ["bigint", "bigint"]), [repository_id, tenant]
-    ):
+    imports = (
+        plpy.execute(
+            plpy.prepare(plans.load("live_imports"), ["bigint", "bigint"]), [repository_id, tenant]
+        )
+        if sources is None
+        else plpy.execute(
+            plpy.prepare(plans.load("live_imports_of"), ["bigint", "bigint", "text[]"]),
+            [repository_id, tenant, sources],
+        )
+    )
+    for r in imports:
         by_file.setdefault((r["path"], r["language"]), []).append(
             {
                 "module": r["module"],
@@ -230,10 +249,16 @@ def resolve_repository_edges(plpy, repository_id: int) -> int:
                 strict=True,
             ):
                 col.append(value)
-    plpy.execute(
-        plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint"]),
-        [repository_id, tenant],
-    )
+    if sources is None:
+        plpy.execute(
+            plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint"]),
+            [repository_id, tenant],
+        )
+    else:
+        plpy.execute(
+            plpy.prepare(plans.load("delete_edges_of"), ["bigint", "bigint", "text[]"]),
+            [repository_id, tenant, sources],
+        )
     if cols[0]:
         plan = plpy.prepare(
             plans.load("insert_edges"),

@@ -70,3 +70,21 @@ $$;
 
 comment on function codesift.resolve_edges(bigint) is
 'Recomputes a repository''s import edges from its live files; returns the number of edges.';
+
+-- only the edges from some files (codesift watch: their contents changed, the set of live
+-- paths did not); at most 10,000 paths
+create or replace function codesift.resolve_edges(repository_id bigint, source_paths text[])
+returns integer
+language plpython3u
+volatile strict
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.extraction import resolve_repository_edges
+return resolve_repository_edges(plpy, repository_id, list(source_paths))
+$$;
+
+comment on function codesift.resolve_edges(bigint, text[]) is
+'Recomputes the import edges from the given live files of a repository (right when only '
+'their contents changed, not the set of live paths); returns the number of edges from them. '
+'At most 10,000 paths.';

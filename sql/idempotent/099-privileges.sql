@@ -49,6 +49,7 @@ grant execute on all functions in schema codesift
 to codesift_app, codesift_loader, codesift_tenant;
 -- writing and forgetting are not for read-only tenant roles; forgetting is the loader's
 revoke execute on function codesift.resolve_edges(bigint) from codesift_tenant;
+revoke execute on function codesift.resolve_edges(bigint, text[]) from codesift_tenant;
 revoke execute on function codesift.extract_blobs() from codesift_tenant;
 revoke execute on function codesift._collect_garbage() from codesift_app, codesift_tenant;
 revoke execute on function codesift._forget_blobs(bigint, text[]) from codesift_app, codesift_tenant;
