@@ -205,8 +205,7 @@ class Watcher:
         )
         self.tenant_id = indexer.ensure_tenant(conn, self.options.tenant)
         row = conn.execute(
-            "select id from codesift.repositories where tenant_id = %s and name = %s"
-            " and ref = %s",
+            "select id from codesift.repositories where tenant_id = %s and name = %s and ref = %s",
             (self.tenant_id, self.name, s.ref),
         ).fetchone()
         if row is None:

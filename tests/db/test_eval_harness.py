@@ -2,6 +2,7 @@
 every arm against the real database, the issue-5 JSON shape and sane values."""
 
 import json
+import re
 
 import pytest
 
@@ -118,7 +119,7 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
 
     assert harness.main(argv) == 0
     printed = capsys.readouterr().out
-    assert "shop (tenant eval-shop): indexed" in printed
+    assert re.search(r"shop @ [0-9a-f]{12} \(tenant eval-shop\): indexed", printed)
     assert "shop-4: all 4 queries" in printed
 
     report = json.loads(out.read_text())
@@ -166,7 +167,9 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
 
     # a rerun finds the repository indexed at that commit and goes straight to the queries
     assert harness.main(argv) == 0
-    assert "shop (tenant eval-shop): already indexed" in capsys.readouterr().out
+    assert re.search(
+        r"shop @ [0-9a-f]{12} \(tenant eval-shop\): already indexed", capsys.readouterr().out
+    )
     assert json.loads(out.read_text())["arms"]["lexical"] == report["arms"]["lexical"]
 
 
