@@ -29,6 +29,14 @@ app = typer.Typer(
 err = Console(stderr=True, soft_wrap=True)
 
 
+# options several commands share
+RepoPath = Annotated[str, typer.Argument(help="A git repository (any folder inside a checkout).")]
+RepoName = Annotated[
+    str | None, typer.Option(help="Repository name in codesift (default: the folder's name).")
+]
+IndexTenant = Annotated[str, typer.Option(help="Tenant that owns the index; created if missing.")]
+MaxBytes = Annotated[int, typer.Option(help="Skip files larger than this many bytes.", min=1)]
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # not \t or \n
 
 
@@ -118,16 +126,13 @@ def migrate(
 
 @app.command()
 def index(
-    path: Annotated[str, typer.Argument(help="A git repository (any folder inside a checkout).")],
-    name: Annotated[
-        str | None, typer.Option(help="Repository name in codesift (default: the folder's name).")
-    ] = None,
-    tenant: Annotated[
-        str, typer.Option(help="Tenant that owns the index; created if missing.")
-    ] = "default",
+    path: RepoPath,
+    name: RepoName = None,
+    tenant: IndexTenant = "default",
     ref: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="REF",
             help="Branch, tag or commit to index as its own ref of the repository (repeatable; "
             "default HEAD). Queries use the repository's first indexed ref unless they name one.",
         ),
@@ -142,9 +147,7 @@ def index(
             help="Also index uncommitted changes: modified and untracked, non-ignored files.",
         ),
     ] = False,
-    max_bytes: Annotated[
-        int, typer.Option(help="Skip files larger than this many bytes.", min=1)
-    ] = 1024 * 1024,
+    max_bytes: MaxBytes = 1024 * 1024,
     wait: Annotated[
         bool,
         typer.Option(
@@ -690,16 +693,10 @@ def setup(
 
 @app.command()
 def watch(
-    path: Annotated[str, typer.Argument(help="A git repository (any folder inside a checkout).")],
-    name: Annotated[
-        str | None, typer.Option(help="Repository name in codesift (default: the folder's name).")
-    ] = None,
-    tenant: Annotated[
-        str, typer.Option(help="Tenant that owns the index; created if missing.")
-    ] = "default",
-    max_bytes: Annotated[
-        int, typer.Option(help="Skip files larger than this many bytes.", min=1)
-    ] = 1024 * 1024,
+    path: RepoPath,
+    name: RepoName = None,
+    tenant: IndexTenant = "default",
+    max_bytes: MaxBytes = 1024 * 1024,
     embed: Annotated[
         bool, typer.Option(help="Embed the changed symbols and files after each update.")
     ] = True,
