@@ -178,6 +178,8 @@ max_prepared_transactions = 100
 wal_level = logical
 shared_buffers = 128MB
 maintenance_work_mem = 256MB
+# Citus's connections to its own node (moves, reference table copies) use this address
+citus.local_hostname = '127.0.0.1'
 # codesift's trigger on blobs runs on the shards (extraction on the workers)
 citus.enable_unsafe_triggers = on
 # the tenant set with SET LOCAL reaches the workers (codesift sets it that way under Citus)
@@ -259,6 +261,9 @@ add_worker() {
   local n=$(($(count_workers) + 1))
   start_node "worker$n"
   register_worker "worker$n"
+  # the reference tables (codesift's tenants, settings, ...) get a copy there now, so that
+  # shards can be moved to it at once
+  psql_node coordinator "select replicate_reference_tables('block_writes')" >/dev/null
   set_role_passwords
   echo "worker$n 127.0.0.1:$(node_port "worker$n")"
 }

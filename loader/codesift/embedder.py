@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import psycopg
 
+from . import db
 from .embedtext import file_text, symbol_text
 from .errors import IndexingError
 from .progress import progress_bar
@@ -45,6 +46,16 @@ def active_model(conn: psycopg.Connection) -> tuple[str, int]:
 
 
 def pending(conn: psycopg.Connection, tenant_id: int, model: str) -> tuple[int, int]:
+    with db.tenant_transaction(conn):
+        return _pending(conn, tenant_id, model)
+
+
+def _fetch(conn: psycopg.Connection, query: str, args: dict) -> list:
+    with db.tenant_transaction(conn):
+        return conn.execute(query, args).fetchall()
+
+
+def _pending(conn: psycopg.Connection, tenant_id: int, model: str) -> tuple[int, int]:
     symbols = conn.execute(
         "select count(*) from codesift.code_symbols"
         " where tenant_id = %s and embedding_model is distinct from %s",
@@ -90,20 +101,26 @@ def embed_pending(conn: psycopg.Connection, tenant_id: int, show_progress: bool)
     args = {"tenant": tenant_id, "model": model_name, "limit": BATCH}
     with progress_bar(show_progress) as bar:
         task = bar.add_task("embedding", total=n_symbols + n_blobs)
-        while rows := conn.execute(PENDING_SYMBOLS, args).fetchall():
+        while rows := _fetch(conn, PENDING_SYMBOLS, args):
             vectors = model.encode([symbol_text(*row[1:]) for row in rows])
-            with conn.transaction():
+            with db.tenant_transaction(conn):
                 conn.execute(
                     "update codesift.code_symbols s set embedding = v.e::vector,"
                     " embedding_model = %s"
-                    " from unnest(%s::bigint[], %s::text[]) v(id, e) where s.id = v.id",
-                    (model_name, [r[0] for r in rows], [_vector_literal(v) for v in vectors]),
+                    " from unnest(%s::bigint[], %s::text[]) v(id, e)"
+                    " where s.tenant_id = %s and s.id = v.id",
+                    (
+                        model_name,
+                        [r[0] for r in rows],
+                        [_vector_literal(v) for v in vectors],
+                        tenant_id,
+                    ),
                 )
             stats.symbols += len(rows)
             bar.advance(task, len(rows))
-        while rows := conn.execute(PENDING_BLOBS, args).fetchall():
+        while rows := _fetch(conn, PENDING_BLOBS, args):
             vectors = model.encode([file_text(r[1], r[2]) for r in rows])
-            with conn.transaction():
+            with db.tenant_transaction(conn):
                 conn.execute(
                     "update codesift.blobs b set embedding = v.e::vector, embedding_model = %s"
                     " from unnest(%s::text[], %s::text[]) v(sha, e)"

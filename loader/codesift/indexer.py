@@ -30,7 +30,7 @@ import psycopg.errors
 import psycopg.sql
 from codesift_db.symbols import detect_language
 
-from . import git, ignore
+from . import db, git, ignore
 from .embedder import EmbedStats, embed_pending
 from .errors import IndexingError
 from .progress import progress_bar
@@ -84,17 +84,18 @@ def ensure_tenant(conn: psycopg.Connection, name: str) -> int:
 def ensure_repository(conn: psycopg.Connection, tenant_id: int, name: str, origin: str) -> int:
     """The repository's id, created if missing. Never waits on the row lock of a
     running loader (do nothing, not do update: the origin is updated under the lock)."""
-    row = (
-        conn.execute(
+    with db.tenant_transaction(conn):
+        row = conn.execute(
             "insert into codesift.repositories (tenant_id, name, origin) values (%s, %s, %s)"
             " on conflict (tenant_id, name) do nothing returning id",
             (tenant_id, name, origin),
         ).fetchone()
-        or conn.execute(
-            "select id from codesift.repositories where tenant_id = %s and name = %s",
-            (tenant_id, name),
-        ).fetchone()
-    )
+    if row is None:
+        with db.tenant_transaction(conn):
+            row = conn.execute(
+                "select id from codesift.repositories where tenant_id = %s and name = %s",
+                (tenant_id, name),
+            ).fetchone()
     if row is None:
         raise IndexingError(f"repository '{name}' is not visible to this role")
     return row[0]
@@ -154,9 +155,11 @@ def _lock_repository(
     lock = _second_connection(conn, tenant_id)
     try:
         try:
+            db.share_tenant(lock)  # begins the lock's transaction
             row = lock.execute(LOCK_ROW + " for no key update nowait", (tenant_id, repo_id))
         except psycopg.errors.LockNotAvailable:
             lock.rollback()
+            db.share_tenant(lock)
             if lock_timeout <= 0:
                 raise IndexingError(
                     f"another loader is indexing '{name}'; not waiting (--lock-timeout 0)"
@@ -257,7 +260,7 @@ def _one_line(exc: psycopg.Error) -> str:
 
 def _insert_blobs(conn, tenant_id, rows: list[tuple], summary) -> None:
     shas, sizes, languages, contents, paths = (list(c) for c in zip(*rows, strict=True))
-    with conn.transaction():
+    with db.tenant_transaction(conn):
         inserted = conn.execute(
             "insert into codesift.blobs (tenant_id, sha, size, language, content, path_hint)"
             " select %s, * from"
@@ -355,7 +358,7 @@ where f.blob_sha is distinct from excluded.blob_sha or not f.live
 
 def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, summary) -> None:
     now = datetime.now(UTC)
-    with conn.transaction():
+    with db.tenant_transaction(conn):
         present = {
             r[0]
             for r in conn.execute(
@@ -437,13 +440,14 @@ def index_repository(
         files = _classify(entries, max_bytes, summary)
         # defaults and .codesiftignore (loader/codesift/ignore.py)
         files, reincluded = ignore.load_rules(root, entries).filter(files, summary.skipped)
-        known = {
-            r[0]
-            for r in conn.execute(
-                "select sha from codesift.blobs where tenant_id = %s and sha = any(%s)",
-                (tenant_id, list({c.sha for c in files})),
-            ).fetchall()
-        }
+        with db.tenant_transaction(conn):
+            known = {
+                r[0]
+                for r in conn.execute(
+                    "select sha from codesift.blobs where tenant_id = %s and sha = any(%s)",
+                    (tenant_id, list({c.sha for c in files})),
+                ).fetchall()
+            }
         todo, seen = [], set(known)
         for c in files:
             if c.sha not in seen:

@@ -322,8 +322,17 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     loop
+        -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
+        -- sends a statement whole to the worker holding the tenant's shards only when
+        -- the statement names its tables itself (a SQL function's body runs nested there)
         with idf as (
-            select * from codesift._bm25_idf(tenant, 'symbol', terms)
+            select
+                t.term,
+                ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5)) as idf,
+                c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+            from codesift.corpus_stats as c
+            inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+            where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms)
         ),
 
         summed as (
@@ -469,8 +478,17 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     loop
+        -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
+        -- sends a statement whole to the worker holding the tenant's shards only when
+        -- the statement names its tables itself (a SQL function's body runs nested there)
         with idf as (
-            select * from codesift._bm25_idf(tenant, 'file', terms)
+            select
+                t.term,
+                ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5)) as idf,
+                c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+            from codesift.corpus_stats as c
+            inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+            where c.tenant_id = tenant and c.tier = 'file' and t.term = any(terms)
         ),
 
         summed as (
