@@ -31,7 +31,13 @@ def require_citus(conn: psycopg.Connection) -> None:
             "this PostgreSQL server has no Citus extension: install Citus (packages, or "
             "scripts/citus.sh build with CITUS_SOURCE) and add citus to shared_preload_libraries"
         )
-    conn.execute("create extension if not exists citus")
+    try:
+        conn.execute("create extension if not exists citus")
+    except psycopg.Error as exc:
+        raise MigrationError(
+            f"cannot create the citus extension ({exc.diag.message_primary}): add citus to "
+            "shared_preload_libraries on every node and restart them (scripts/citus.sh does)"
+        ) from None
     workers = conn.execute(
         "select count(*) from pg_dist_node where noderole = 'primary' and groupid <> 0"
     ).fetchone()
