@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from . import db
 from .errors import CodesiftError
 
 RESERVED_ROLES = frozenset({"codesift_app", "codesift_loader", "codesift_tenant", "postgres"})
@@ -117,7 +118,7 @@ def forget_repository(conn: psycopg.Connection, tenant: str, repo: str) -> int:
     """Remove one repository of the tenant; returns the number of blobs no longer used."""
     use_tenant(conn, tenant)
     try:
-        with conn.transaction():
+        with db.tenant_transaction(conn):
             row = conn.execute("select codesift.forget_repository(%s)", (repo,)).fetchone()
             assert row is not None  # a function call returns one row
             return row[0]
@@ -128,6 +129,6 @@ def forget_repository(conn: psycopg.Connection, tenant: str, repo: str) -> int:
 def forget_tenant(conn: psycopg.Connection, tenant: str) -> None:
     """Remove the tenant and everything it owned."""
     use_tenant(conn, tenant)
-    with conn.transaction():
+    with db.tenant_transaction(conn):
         conn.execute("select codesift.forget_tenant()")
     conn.execute("select set_config('app.current_tenant_id', '', false)")
