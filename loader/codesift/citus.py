@@ -88,6 +88,8 @@ def distribute(conn: psycopg.Connection, sql_dir: Path = CITUS_DIR) -> list[str]
             # a shard's, which Citus refuses unless allowed. Every such statement names its
             # tenant, so it runs locally on the node holding that tenant's shards.
             sql.SQL("alter database {} set citus.allow_nested_distributed_execution = on"),
+            # the extraction trigger is re-created on the shards by later migrations
+            sql.SQL("alter database {} set citus.enable_unsafe_triggers = on"),
             sql.SQL("alter database {} set search_path = codesift, public"),
         ):
             text = statement.format(database).as_string(conn)

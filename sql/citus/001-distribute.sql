@@ -9,8 +9,8 @@
 --   * the rest are reference tables (a copy on every node), and so are the
 --     tenant-keyed tables looked up before the tenant is known (see below);
 --   * a unique or primary key that does not contain tenant_id (Citus cannot
---     enforce it across shards) is dropped when the same key with tenant_id
---     already exists, else rebuilt with tenant_id leading.
+--     enforce it across shards) is rebuilt with tenant_id leading (a unique key
+--     that already exists so is simply dropped).
 -- Policies, indexes (HNSW, GIN, the postings indexes) and the extraction trigger
 -- are created on every shard by Citus itself.
 do $$
@@ -29,6 +29,8 @@ declare
     subquery constant text := '\(\s*SELECT codesift\.current_tenant_id\(\) AS current_tenant_id\)';
 begin
     perform set_config('citus.multi_shard_modify_mode', 'sequential', true);
+    -- the extraction trigger on blobs goes onto the shards (it runs on the workers)
+    perform set_config('citus.enable_unsafe_triggers', 'on', true);
     -- names in pg_policies come schema-qualified
     perform set_config('search_path', 'pg_catalog', true);
 
@@ -82,7 +84,10 @@ begin
         loop
             continue when 'tenant_id' = any(c.columns);
             cols := array['tenant_id'] || c.columns;
-            if exists (
+            execute format('alter table codesift.%I drop constraint %I', t.relname, c.conname);
+            -- a primary key stays one (with tenant_id) even when the same unique key
+            -- exists: it is the replica identity of logical-replication shard moves
+            continue when c.contype = 'u' and exists (
                 select from pg_constraint as o
                 where
                     o.conrelid = format('codesift.%I', t.relname)::regclass
@@ -93,17 +98,13 @@ begin
                         inner join pg_attribute as a on a.attrelid = o.conrelid and a.attnum = k.attnum
                         order by k.ord
                     ) = cols
-            ) then
-                execute format('alter table codesift.%I drop constraint %I', t.relname, c.conname);
-            else
-                execute format('alter table codesift.%I drop constraint %I', t.relname, c.conname);
-                execute format(
-                    'alter table codesift.%I add constraint %I %s (%s)',
-                    t.relname, c.conname,
-                    case c.contype when 'p' then 'primary key' else 'unique' end,
-                    (select string_agg(quote_ident(x), ', ') from unnest(cols) as x)
-                );
-            end if;
+            );
+            execute format(
+                'alter table codesift.%I add constraint %I %s (%s)',
+                t.relname, c.conname,
+                case c.contype when 'p' then 'primary key' else 'unique' end,
+                (select string_agg(quote_ident(x), ', ') from unnest(cols) as x)
+            );
         end loop;
         if exists (
             select from pg_index as i
