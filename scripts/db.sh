@@ -140,9 +140,9 @@ configure() {
 # every other role must give its password.
 # TYPE  DATABASE  USER  METHOD
 local   all       ${peer_roles// /,}  peer map=codesift
-local   all       all   scram-sha-256
 # streaming to a hot standby on this machine (scripts/replica.sh), as postgres only
-local   replication  postgres  peer map=codesift"
+local   replication  postgres  peer map=codesift
+local   all       all   scram-sha-256"
   ident="# Written by codesift's scripts/db.sh on every start: edits here are overwritten.
 # MAPNAME  SYSTEM-USERNAME  PG-USERNAME"
   for u in "${users[@]}"; do
