@@ -1,6 +1,6 @@
 # One-line targets calling scripts. `make test` and `make demo` install and
 # start everything they need by themselves.
-.PHONY: help install db db-stop migrate test lint demo bench expected clean
+.PHONY: help install db db-stop citus citus-stop replica replica-stop migrate test lint demo bench expected clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -13,6 +13,18 @@ db: install  ## create/start the embedded database and migrate it; prints export
 
 db-stop:  ## stop the embedded database
 	@scripts/db.sh stop
+
+citus: install  ## start a local Citus cluster (coordinator + 2 workers; CITUS_SOURCE to build Citus); prints export CODESIFT_DSN=...
+	@scripts/citus.sh start
+
+citus-stop:  ## stop the local Citus cluster
+	@scripts/citus.sh stop
+
+replica: install  ## start a hot-standby replica of the embedded database; prints export CODESIFT_READ_DSN=...
+	@scripts/replica.sh start
+
+replica-stop:  ## stop the replica
+	@scripts/replica.sh stop
 
 migrate: install  ## apply pending migrations to CODESIFT_DSN (or the embedded database)
 	@.venv/bin/codesift migrate

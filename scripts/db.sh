@@ -140,6 +140,8 @@ configure() {
 # every other role must give its password.
 # TYPE  DATABASE  USER  METHOD
 local   all       ${peer_roles// /,}  peer map=codesift
+# streaming to a hot standby on this machine (scripts/replica.sh), as postgres only
+local   replication  postgres  peer map=codesift
 local   all       all   scram-sha-256"
   ident="# Written by codesift's scripts/db.sh on every start: edits here are overwritten.
 # MAPNAME  SYSTEM-USERNAME  PG-USERNAME"

@@ -97,6 +97,15 @@ def migrate(
         str | None,
         typer.Option(help="The model name the endpoint serves, e.g. nomic-embed-text."),
     ] = None,
+    citus: Annotated[
+        bool,
+        typer.Option(
+            "--citus",
+            help="On a Citus coordinator with its workers added: then shard every tenant "
+            "table by tenant_id (co-located) and make the other tables reference tables "
+            "(sql/citus/). A database sharded so is detected by later migrations.",
+        ),
+    ] = False,
 ) -> None:
     """Install or upgrade codesift's schema and functions. Running it twice applies nothing.
 
@@ -111,7 +120,16 @@ def migrate(
             embedder or "builtin", embedding_endpoint, embedding_model, embedding_dim
         )
     with db.connect() as conn:
+        if citus:
+            from .citus import require_citus
+
+            require_citus(conn)
+            conn.commit()
         result = run_migrations(conn, embedding_dim=embedding_dim, embedder=choice)
+        from .citus import distribute, is_distributed
+
+        if citus or (result.applied and is_distributed(conn)):
+            result.applied += distribute(conn)
     if choice is not None:
         what = choice.model or "all-MiniLM-L6-v2"
         where = f" at {choice.endpoint}" if choice.endpoint else ""
@@ -389,7 +407,8 @@ def ask(
     import psycopg
     from rich.table import Table
 
-    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
+    # queries may go to a read replica (CODESIFT_READ_DSN); indexing never does
+    with db.connect(db.read_dsn(), autocommit=True) as conn, db.acting_as_loader(conn):
         row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
         if row is None:
             raise CodesiftError(f"unknown tenant '{tenant}': index a repository for it first")
@@ -399,13 +418,14 @@ def ask(
         )
         try:
             if explain:
-                rows = conn.execute(
-                    "select candidate, path, start_line, end_line, symbol, kind, lexical_rank,"
-                    " dense_rank, graph_hop, round(score::numeric, 5), decision, tokens"
-                    " from codesift.explain_context(%s, repo => %s, token_budget => %s,"
-                    " ref => %s)",
-                    (question, repo, budget, ref),
-                ).fetchall()
+                with db.tenant_transaction(conn):
+                    rows = conn.execute(
+                        "select candidate, path, start_line, end_line, symbol, kind, lexical_rank,"
+                        " dense_rank, graph_hop, round(score::numeric, 5), decision, tokens"
+                        " from codesift.explain_context(%s, repo => %s, token_budget => %s,"
+                        " ref => %s)",
+                        (question, repo, budget, ref),
+                    ).fetchall()
                 table = Table(
                     "#",
                     "path",
@@ -430,10 +450,12 @@ def ask(
                     )
                 _stdout().print(table)
                 return
-            row = conn.execute(
-                "select codesift.pack_context_text(%s, repo => %s, token_budget => %s, ref => %s)",
-                (question, repo, budget, ref),
-            ).fetchone()
+            with db.tenant_transaction(conn):
+                row = conn.execute(
+                    "select codesift.pack_context_text(%s, repo => %s, token_budget => %s,"
+                    " ref => %s)",
+                    (question, repo, budget, ref),
+                ).fetchone()
             assert row is not None  # a function call returns one row
             text = row[0]
         except psycopg.Error as exc:
@@ -563,6 +585,14 @@ def mcp(
         str | None,
         typer.Option(help="The database (default: CODESIFT_DSN, else the embedded one)."),
     ] = None,
+    read_dsn: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CODESIFT_READ_DSN",
+            help="A read replica (hot standby) for the query tools; token checks and "
+            "sync_index still use --dsn, the primary (default: --dsn for everything).",
+        ),
+    ] = None,
 ) -> None:
     """Serve codesift to coding agents over MCP (stdio by default, or Streamable HTTP)."""
     from .mcp_server import Settings, resolve_tenant, serve
@@ -570,6 +600,7 @@ def mcp(
     dsn = dsn or db.current_dsn()
     settings = Settings(
         dsn=dsn,
+        read_dsn=read_dsn or None,
         http=http,
         host=host,
         port=port,

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from .errors import ConnectionFailed
@@ -22,6 +23,12 @@ def embedded_dsn() -> str:
 
 def current_dsn() -> str:
     return os.environ.get("CODESIFT_DSN") or embedded_dsn()
+
+
+def read_dsn() -> str:
+    """Where queries may go: CODESIFT_READ_DSN (a hot-standby replica, scripts/replica.sh),
+    else current_dsn(). Indexing and every other write use current_dsn()."""
+    return os.environ.get("CODESIFT_READ_DSN") or current_dsn()
 
 
 def database_dsn(dbname: str, dsn: str | None = None) -> str:
@@ -91,3 +98,26 @@ def acting_as_loader(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
             if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
                 conn.rollback()
             conn.execute("reset role")
+
+
+def share_tenant(conn: psycopg.Connection) -> None:
+    """Inside a transaction: on a Citus coordinator, repeat the session's tenant as a
+    transaction-local setting, the only form Citus sends to the workers (under
+    citus.propagate_set_commands = 'local', which `codesift migrate --citus` sets) and so
+    the only one their row-level policies see. Elsewhere it sets nothing."""
+    row = conn.execute(
+        "select current_setting('app.current_tenant_id', true),"
+        " current_setting('citus.propagate_set_commands', true) = 'local'"
+    ).fetchone()
+    assert row is not None  # a select without from returns one row
+    tenant, citus = row
+    if citus and tenant:
+        conn.execute(sql.SQL("set local app.current_tenant_id = {}").format(sql.Literal(tenant)))
+
+
+@contextmanager
+def tenant_transaction(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    """conn.transaction() in which the session's tenant reaches Citus workers (share_tenant)."""
+    with conn.transaction():
+        share_tenant(conn)
+        yield conn

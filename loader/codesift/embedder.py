@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 from codesift_db.embedtext import embedding_key, file_text, symbol_text
 
+from . import db
 from .errors import IndexingError
 from .progress import progress_bar
 
@@ -99,13 +100,14 @@ def active_model(conn: psycopg.Connection) -> tuple[str, int]:
 
 def pending(conn: psycopg.Connection, tenant_id: int, model: str) -> tuple[int, int]:
     """(symbols, files) of the tenant without a vector from `model`."""
-    row = conn.execute(
-        "select (select count(*) from codesift.code_symbols"
-        "        where tenant_id = %(t)s and embedding_model is distinct from %(m)s),"
-        " (select count(*) from codesift.blobs"
-        "        where tenant_id = %(t)s and embedding_model is distinct from %(m)s)",
-        {"t": tenant_id, "m": model},
-    ).fetchone()
+    with db.tenant_transaction(conn):
+        row = conn.execute(
+            "select (select count(*) from codesift.code_symbols"
+            "        where tenant_id = %(t)s and embedding_model is distinct from %(m)s),"
+            " (select count(*) from codesift.blobs"
+            "        where tenant_id = %(t)s and embedding_model is distinct from %(m)s)",
+            {"t": tenant_id, "m": model},
+        ).fetchone()
     assert row is not None  # a select without from returns one row
     return row[0], row[1]
 
@@ -192,7 +194,7 @@ class Embedding:
         `conn` acts as the tenant; an empty result means the queue had nothing
         unclaimed."""
         stats = EmbedStats()
-        with conn.transaction():
+        with db.tenant_transaction(conn):
             if rows := self._claim(conn, CLAIM_SYMBOLS, tenant_id):
                 keys = self._store(conn, tenant_id, [symbol_text(*r[1:]) for r in rows], stats)
                 ids = [r[0] for r in rows]

@@ -32,7 +32,7 @@ import psycopg.errors
 import psycopg.sql
 from codesift_db.symbols import detect_language
 
-from . import git, ignore
+from . import db, git, ignore
 from .embedder import EmbedStats, embed_pending, notify
 from .errors import IndexingError
 from .progress import progress_bar
@@ -103,16 +103,17 @@ def ensure_repository(
     nothing, not do update: the origin is updated under the lock)."""
     find = "select id from codesift.repositories where tenant_id = %s and name = %s and ref = %s"
     for default in (True, False):  # a second loader may have created the default meanwhile
-        row = (
-            conn.execute(
+        with db.tenant_transaction(conn):
+            row = conn.execute(
                 "insert into codesift.repositories (tenant_id, name, origin, ref, is_default)"
                 " select %(t)s, %(n)s, %(o)s, %(r)s, %(d)s and not exists ("
                 "   select from codesift.repositories where tenant_id = %(t)s and name = %(n)s)"
                 " on conflict do nothing returning id",
                 {"t": tenant_id, "n": name, "o": origin, "r": ref, "d": default},
             ).fetchone()
-            or conn.execute(find, (tenant_id, name, ref)).fetchone()
-        )
+        if row is None:
+            with db.tenant_transaction(conn):
+                row = conn.execute(find, (tenant_id, name, ref)).fetchone()
         if row is not None:
             return row[0]
     raise IndexingError(f"repository '{name}' is not visible to this role")
@@ -120,7 +121,7 @@ def ensure_repository(
 
 def make_default_ref(conn: psycopg.Connection, tenant_id: int, name: str, ref_id: int) -> None:
     """Make the indexed ref `ref_id` the one queries of repository `name` use by default."""
-    with conn.transaction():
+    with db.tenant_transaction(conn):
         conn.execute(
             "update codesift.repositories set is_default = false"
             " where tenant_id = %s and name = %s and is_default and id <> %s",
@@ -134,11 +135,12 @@ def make_default_ref(conn: psycopg.Connection, tenant_id: int, name: str, ref_id
 
 
 def _indexed_commit(conn, tenant_id: int, repo_id: int) -> tuple[str | None, bool]:
-    row = conn.execute(
-        "select indexed_commit, indexed_worktree from codesift.repositories"
-        " where tenant_id = %s and id = %s",
-        (tenant_id, repo_id),
-    ).fetchone()
+    with db.tenant_transaction(conn):
+        row = conn.execute(
+            "select indexed_commit, indexed_worktree from codesift.repositories"
+            " where tenant_id = %s and id = %s",
+            (tenant_id, repo_id),
+        ).fetchone()
     return (row[0], row[1]) if row else (None, False)
 
 
@@ -196,9 +198,11 @@ def _lock_repository(
     lock = _second_connection(conn, tenant_id)
     try:
         try:
+            db.share_tenant(lock)  # begins the lock's transaction
             row = lock.execute(LOCK_ROW + " for no key update nowait", (tenant_id, repo_id))
         except psycopg.errors.LockNotAvailable:
             lock.rollback()
+            db.share_tenant(lock)
             if lock_timeout <= 0:
                 raise IndexingError(
                     f"another loader is indexing '{name}'; not waiting (--lock-timeout 0)"
@@ -299,7 +303,7 @@ def _one_line(exc: psycopg.Error) -> str:
 
 def _insert_blobs(conn, tenant_id, rows: list[tuple], summary) -> None:
     shas, sizes, languages, contents, paths = (list(c) for c in zip(*rows, strict=True))
-    with conn.transaction():
+    with db.tenant_transaction(conn):
         inserted = conn.execute(
             "insert into codesift.blobs (tenant_id, sha, size, language, content, path_hint)"
             " select %s, * from"
@@ -397,7 +401,7 @@ where f.blob_sha is distinct from excluded.blob_sha or not f.live
 
 def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, summary) -> None:
     now = datetime.now(UTC)
-    with conn.transaction():
+    with db.tenant_transaction(conn):
         present = {
             r[0]
             for r in conn.execute(
@@ -487,13 +491,14 @@ def index_repository(
         files = _classify(entries, max_bytes, summary)
         # defaults and .codesiftignore (loader/codesift/ignore.py)
         files, reincluded = ignore.load_rules(root, entries).filter(files, summary.skipped)
-        known = {
-            r[0]
-            for r in conn.execute(
-                "select sha from codesift.blobs where tenant_id = %s and sha = any(%s)",
-                (tenant_id, list({c.sha for c in files})),
-            ).fetchall()
-        }
+        with db.tenant_transaction(conn):
+            known = {
+                r[0]
+                for r in conn.execute(
+                    "select sha from codesift.blobs where tenant_id = %s and sha = any(%s)",
+                    (tenant_id, list({c.sha for c in files})),
+                ).fetchall()
+            }
         todo, seen = [], set(known)
         for c in files:
             if c.sha not in seen:

@@ -10,7 +10,7 @@ a driver, a BI tool and an agent get the same answers.
 * --http: Streamable HTTP on loopback by default. Every request carries a bearer token
   (`codesift token create --tenant T`); the server looks up the token's tenant with
   codesift.token_tenant(sha256) and runs that request's queries with
-  `set_config('app.current_tenant_id', T, true)` inside their own transaction on a
+  `set local app.current_tenant_id = T` inside their own transaction on a
   psycopg_pool connection, so a pooled connection never carries a tenant from one
   request into another. No token, a wrong or a revoked one: 401 and no data.
 """
@@ -34,6 +34,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from psycopg.sql import SQL, Literal
 from psycopg_pool import AsyncConnectionPool
 from pydantic import Field
 
@@ -65,6 +66,7 @@ def token_hash(token: str) -> str:
 @dataclass
 class Settings:
     dsn: str
+    read_dsn: str | None = None  # a hot standby for the query tools (tokens: dsn)
     http: bool = False
     tenant_id: int | None = None  # stdio: the one tenant
     tenant_name: str | None = None
@@ -77,19 +79,27 @@ class Settings:
 
 class Backend:
     """A psycopg_pool of application-role connections; each call is one transaction that
-    sets the tenant with set_config(..., true), i.e. for that transaction only."""
+    sets the tenant with SET LOCAL, i.e. for that transaction only."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self.pool = AsyncConnectionPool(
-            settings.dsn,
-            min_size=settings.pool_min,
-            max_size=settings.pool_max,
+        self.pool = self._pool(settings.dsn, "codesift-mcp")
+        # the query tools read from a replica when one is given; token_tenant writes (its
+        # last-used stamp), so tokens are always checked on the primary
+        self.read_pool = (
+            self._pool(settings.read_dsn, "codesift-mcp-read") if settings.read_dsn else self.pool
+        )
+
+    def _pool(self, dsn: str, name: str) -> AsyncConnectionPool:
+        return AsyncConnectionPool(
+            dsn,
+            min_size=self.settings.pool_min,
+            max_size=self.settings.pool_max,
             kwargs={"autocommit": True},
             configure=self._configure,
             reset=self._reset,
             open=False,
-            name="codesift-mcp",
+            name=name,
         )
 
     @staticmethod
@@ -104,15 +114,19 @@ class Backend:
 
     @staticmethod
     async def _reset(conn: psycopg.AsyncConnection) -> None:
-        # set_config(..., true) ends with its transaction, and the pool rolls back a
+        # SET LOCAL ends with its transaction, and the pool rolls back a
         # connection returned inside one; a connection that is not idle is not reused
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             raise psycopg.OperationalError("connection returned inside a transaction")
 
     async def open(self) -> None:
         await self.pool.open(wait=True, timeout=30)
+        if self.read_pool is not self.pool:
+            await self.read_pool.open(wait=True, timeout=30)
 
     async def close(self) -> None:
+        if self.read_pool is not self.pool:
+            await self.read_pool.close()
         await self.pool.close()
 
     async def tenant_of_token(self, token: str) -> int | None:
@@ -128,14 +142,18 @@ class Backend:
         def on_notice(diag: psycopg.errors.Diagnostic) -> None:
             notices.append(diag.message_primary or "")
 
-        async with self.pool.connection() as conn:
+        async with self.read_pool.connection() as conn:
             conn.add_notice_handler(on_notice)
             try:
                 # one network round trip: begin, the tenant for this transaction only, the
                 # statement and commit go out together (pipeline mode)
                 async with conn.pipeline(), conn.transaction():
+                    # SET LOCAL, not set_config(): on a Citus coordinator only a SET LOCAL
+                    # reaches the workers (citus.propagate_set_commands = 'local')
                     await conn.execute(
-                        "select set_config('app.current_tenant_id', %s, true)", (str(tenant_id),)
+                        SQL("set local app.current_tenant_id = {}").format(
+                            Literal(str(int(tenant_id)))
+                        )
                     )
                     cur = await conn.execute(sql, params)
                 rows = await cur.fetchall()

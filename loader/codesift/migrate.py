@@ -263,7 +263,8 @@ def _run(conn: psycopg.Connection, m: Migration) -> None:
     conn.execute(
         """
         insert into codesift.schema_migrations (kind, name, checksum) values (%s, %s, %s)
-        on conflict (kind, name) do update set checksum = excluded.checksum, applied_at = now()
+        on conflict (kind, name) do update
+        set checksum = excluded.checksum, applied_at = excluded.applied_at
         """,
         (m.kind, m.name, m.checksum),
     )

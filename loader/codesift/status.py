@@ -6,7 +6,7 @@ from pathlib import Path
 
 import psycopg
 
-from . import git
+from . import db, git
 from .embedder import active_model
 from .errors import CodesiftError
 
@@ -86,18 +86,20 @@ def repository_status(
     result = []
     for tenant_id, tenant_name in tenants:
         conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
-        rows = conn.execute(REPOSITORIES, {"model": model, "tenant": tenant_id}).fetchall()
+        with db.tenant_transaction(conn):
+            rows = conn.execute(REPOSITORIES, {"model": model, "tenant": tenant_id}).fetchall()
         for row in rows:
             repo_id, name, ref, default, origin, commit, at, worktree = row[:8]
             files, symbols, edges, backlog = row[8:]
             head = _ref_head(origin, ref)
             if head and commit and head != commit:
                 # remembered, so that pack_context can warn every client that this index is behind
-                conn.execute(
-                    "update codesift.repositories set head_commit = %s, head_seen_at = now()"
-                    " where tenant_id = %s and id = %s and head_commit is distinct from %s",
-                    (head, tenant_id, repo_id, head),
-                )
+                with db.tenant_transaction(conn):
+                    conn.execute(
+                        "update codesift.repositories set head_commit = %s, head_seen_at = now()"
+                        " where tenant_id = %s and id = %s and head_commit is distinct from %s",
+                        (head, tenant_id, repo_id, head),
+                    )
             result.append(
                 RepositoryStatus(
                     tenant_name,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from . import db
 from .errors import CodesiftError
 
 RESERVED_ROLES = frozenset({"codesift_app", "codesift_loader", "codesift_tenant", "postgres"})
@@ -120,7 +121,7 @@ def forget_repository(
     number of blobs no longer used."""
     use_tenant(conn, tenant)
     try:
-        with conn.transaction():
+        with db.tenant_transaction(conn):
             row = conn.execute("select codesift.forget_repository(%s, %s)", (repo, ref)).fetchone()
             assert row is not None  # a function call returns one row
             return row[0]
@@ -132,6 +133,6 @@ def forget_repository(
 def forget_tenant(conn: psycopg.Connection, tenant: str) -> None:
     """Remove the tenant and everything it owned."""
     use_tenant(conn, tenant)
-    with conn.transaction():
+    with db.tenant_transaction(conn):
         conn.execute("select codesift.forget_tenant()")
     conn.execute("select set_config('app.current_tenant_id', '', false)")

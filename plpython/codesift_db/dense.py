@@ -22,7 +22,11 @@ from . import plans
 
 SYMBOL_TYPES = ["vector", "bigint", "text", "bigint[]", "text", "text", "text[]"]
 FILE_TYPES = SYMBOL_TYPES[:6]
-GENERIC = "select set_config('plan_cache_mode', 'force_generic_plan', true)"
+# not under Citus, which routes a statement by its tenant_id's value (sql/citus/)
+GENERIC = (
+    "select set_config('plan_cache_mode', 'force_generic_plan', true)"
+    " where current_setting('citus.propagate_set_commands', true) is null"
+)
 ONLY_WITH = "-- only with "  # a line of sql/dense_*.sql kept only when its filter is given
 
 

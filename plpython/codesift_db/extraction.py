@@ -170,15 +170,39 @@ def on_blobs_inserted(plpy) -> None:
     if imp_cols[0]:
         plpy.execute(plans.prepared(plpy, plans.load("insert_imports"), TYPES_IMPORTS), imp_cols)
     if lex_cols[0]:
-        plpy.execute(
-            plans.prepared(plpy, plans.load("update_blob_lexemes"), TYPES_LEXEMES), lex_cols
-        )
-        # one tenant per statement in practice; grouped so that any insert is right
+        # one tenant per statement in practice; grouped so that any insert is right (and
+        # each statement names one tenant: under Citus it then runs on that tenant's shard)
         for tenant in sorted(set(lex_cols[0])):
-            shas = [sha for t, sha in zip(lex_cols[0], lex_cols[1], strict=True) if t == tenant]
             plpy.execute(
-                plans.prepared(plpy, plans.load("postings"), ["bigint", "text[]"]), [tenant, shas]
+                plans.prepared(plpy, plans.load("update_blob_lexemes"), [*TYPES_LEXEMES, "bigint"]),
+                [*lex_cols, tenant],
             )
+            shas = [sha for t, sha in zip(lex_cols[0], lex_cols[1], strict=True) if t == tenant]
+            postings(plpy, tenant, shas)
+
+
+POSTINGS_TYPES = ["bigint", "text[]", "float8"]
+STATS = (
+    "postings_symbol_stats",
+    "postings_file_stats",
+    "postings_symbol_corpus",
+    "postings_file_corpus",
+)
+
+
+def postings(plpy, tenant: int, shas: list[str]) -> None:
+    """BM25 postings of tenant's blobs `shas` just inserted, then its term and corpus
+    statistics. One plain statement per table, each naming the tenant: under Citus each
+    runs on the shard holding the tenant's rows (a data-modifying WITH across tables would
+    not)."""
+    args = [tenant, shas]
+    avgdl = plpy.execute(
+        plans.prepared(plpy, plans.load("postings_avgdl"), POSTINGS_TYPES[:2]), args
+    )[0]
+    for name, avg in (("postings_symbols", avgdl["symbol"]), ("postings_files", avgdl["file"])):
+        plpy.execute(plans.prepared(plpy, plans.load(name), POSTINGS_TYPES), [*args, avg])
+    for name in STATS:
+        plpy.execute(plans.prepared(plpy, plans.load(name), POSTINGS_TYPES[:2]), args)
 
 
 MAX_SOURCE_PATHS = 10_000  # resolve_edges(repository, paths): more is a whole-repository job

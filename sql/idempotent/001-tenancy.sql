@@ -88,9 +88,38 @@ comment on function codesift._required_tenant() is
 
 alter table codesift.tenants enable row level security;
 alter table codesift.tenants force row level security;
+-- The tenant check of the policies: a scalar subquery (an InitPlan, evaluated once per
+-- statement), except under Citus (sql/citus/), which refuses subqueries in policies on
+-- its tables: there the function is called directly.
+create or replace function codesift._policy_tenant()
+returns text
+language sql
+stable
+security invoker
+set search_path = codesift, pg_catalog
+return case
+    when
+        exists (
+            select from pg_catalog.pg_extension
+            where extname = 'citus'
+        )
+        then 'codesift.current_tenant_id()'
+    else '(select codesift.current_tenant_id())'
+end;
+
+comment on function codesift._policy_tenant() is
+'The expression the tenant policies compare with (migrations only): the function call under '
+'Citus, which refuses subqueries in policies, else a scalar subquery evaluated once.';
+
 drop policy if exists tenant_isolation on codesift.tenants;
-create policy tenant_isolation on codesift.tenants
-using (id = (select codesift.current_tenant_id()));
+do $$
+begin
+    execute format(
+        'create policy tenant_isolation on codesift.tenants using (id = %s)',
+        codesift._policy_tenant()
+    );
+end
+$$;
 
 -- The loader creates tenants (codesift index --tenant NEW) and lists their names.
 drop policy if exists loader_reads_names on codesift.tenants;
@@ -117,9 +146,8 @@ begin
         execute format('drop policy if exists tenant_isolation on codesift.%I', t);
         execute format(
             'create policy tenant_isolation on codesift.%I '
-            'using (tenant_id = (select codesift.current_tenant_id())) '
-            'with check (tenant_id = (select codesift.current_tenant_id()))',
-            t
+            'using (tenant_id = %s) with check (tenant_id = %s)',
+            t, codesift._policy_tenant(), codesift._policy_tenant()
         );
     end loop;
 end

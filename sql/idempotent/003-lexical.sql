@@ -360,15 +360,21 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     loop
-        -- a term's weight (1 when none is given) scales its idf: a long question's
+        -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
+        -- sends a statement whole to the worker holding the tenant's shards only when
+        -- the statement names its tables itself (a SQL function's body runs nested there).
+        -- A term's weight (1 when none is given) scales its idf: a long question's
         -- identifiers count more than its prose (pipeline/question.py)
         with idf as (
             select
-                i.term,
-                i.idf * coalesce(w.weight, 1.0) as idf,
-                i.avgdl
-            from codesift._bm25_idf(tenant, 'symbol', terms) as i
-            left join unnest(terms, weights) as w (term, weight) on i.term = w.term
+                t.term,
+                ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
+                * coalesce(w.weight, 1.0) as idf,
+                c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+            from codesift.corpus_stats as c
+            inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+            left join unnest(terms, weights) as w (term, weight) on t.term = w.term
+            where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms)
         ),
 
         summed as (
@@ -517,15 +523,21 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     loop
-        -- a term's weight (1 when none is given) scales its idf: a long question's
+        -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
+        -- sends a statement whole to the worker holding the tenant's shards only when
+        -- the statement names its tables itself (a SQL function's body runs nested there).
+        -- A term's weight (1 when none is given) scales its idf: a long question's
         -- identifiers count more than its prose (pipeline/question.py)
         with idf as (
             select
-                i.term,
-                i.idf * coalesce(w.weight, 1.0) as idf,
-                i.avgdl
-            from codesift._bm25_idf(tenant, 'file', terms) as i
-            left join unnest(terms, weights) as w (term, weight) on i.term = w.term
+                t.term,
+                ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
+                * coalesce(w.weight, 1.0) as idf,
+                c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+            from codesift.corpus_stats as c
+            inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+            left join unnest(terms, weights) as w (term, weight) on t.term = w.term
+            where c.tenant_id = tenant and c.tier = 'file' and t.term = any(terms)
         ),
 
         summed as (

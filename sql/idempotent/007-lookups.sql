@@ -144,9 +144,15 @@ comment on function codesift.repository_status(text) is
 -- MCP bearer tokens (sql/incremental/010-mcp-tokens.sql): the loader manages its
 -- tenant's tokens; nobody else reads the table.
 drop policy if exists tenant_isolation on codesift.mcp_tokens;
-create policy tenant_isolation on codesift.mcp_tokens
-using (tenant_id = (select codesift.current_tenant_id()))
-with check (tenant_id = (select codesift.current_tenant_id()));
+do $$
+begin
+    execute format(
+        'create policy tenant_isolation on codesift.mcp_tokens '
+        'using (tenant_id = %1$s) with check (tenant_id = %1$s)',
+        codesift._policy_tenant()
+    );
+end
+$$;
 
 -- token_tenant runs as the owner of this function (the role that migrates): when
 -- that is not a superuser, forced row-level security applies to it too, and this

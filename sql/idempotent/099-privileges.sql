@@ -55,6 +55,8 @@ revoke execute on function codesift._collect_garbage() from codesift_app, codesi
 revoke execute on function codesift._forget_blobs(bigint, text[]) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_repository(text, text) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_tenant() from codesift_app, codesift_tenant;
+-- migrations only
+revoke execute on function codesift._policy_tenant() from codesift_app, codesift_loader, codesift_tenant;
 
 -- MCP bearer tokens: the loader (codesift token create/list/revoke) manages its
 -- tenant's; the MCP HTTP server (codesift_app) maps a token's hash to its tenant

@@ -10,8 +10,18 @@ REFS_TYPES = ["bigint", "text"]
 
 def current_tenant(plpy) -> int | None:
     """The tenant the session acts as (codesift.current_tenant_id: a per-tenant role's own,
-    else app.current_tenant_id, checked there)."""
+    else app.current_tenant_id, checked there). Under Citus the workers' policies see that
+    setting only when the client set it with SET LOCAL in its transaction (a SET LOCAL made
+    here, inside PL/Python's subtransactions, would not reach them)."""
     return plans.run(plpy, "select codesift.current_tenant_id() as t")[0]["t"]
+
+
+# On a hot standby: how far behind the primary it answers (read-only functions only).
+REPLICA = (
+    "select pg_is_in_recovery() as standby,"
+    " extract(epoch from clock_timestamp() - pg_last_xact_replay_timestamp())::float8 as age,"
+    " pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint as unreplayed"
+)
 
 
 def _repositories(plpy, tenant: int | None, repo: str | None, ref: str | None) -> list[dict]:
@@ -22,10 +32,31 @@ def _label(r: dict) -> str:
     return f"repository '{r['name']}'" + ("" if r["is_default"] else f" at ref '{r['ref']}'")
 
 
+def replica_notice(row: dict) -> str | None:
+    """The freshness of a standby's answer, or None on a primary."""
+    if not row["standby"]:
+        return None
+    if row["age"] is None:
+        return "answering from a read replica that has replayed no transaction yet"
+    waiting = row["unreplayed"] or 0
+    return (
+        "answering from a read replica: the last transaction it replayed committed "
+        f"{row['age']:.1f} s ago on the primary; "
+        + (
+            f"{waiting} bytes of WAL received wait to be replayed"
+            if waiting > 0
+            else "it has replayed all it received"
+        )
+    )
+
+
 def resolve_scope(plpy, repo: str | None, ref: str | None = None) -> tuple[int, list[dict]]:
     """The tenant and the repository refs a query searches: `ref` of the repository named
     `repo` (or of every repository that has it), else each one's default ref."""
     tenant = current_tenant(plpy)
+    lag = replica_notice(plans.run(plpy, REPLICA)[0])
+    if lag:
+        plpy.notice(lag)
     repos = _repositories(plpy, tenant, repo, ref)
     if tenant is None:
         # an owner/superuser session without a tenant: a repository name that is

@@ -1,5 +1,6 @@
 -- Repository $1's import edges, tenant $7 (extraction.py resolve_repository_edges): one
--- array per column; $5: each edge's names as a JSON array.
+-- array per column; $5: each edge's names as a JSON array. RETURNING makes Citus insert
+-- through INSERT statements on the shards, not COPY, which row-level security refuses.
 insert into codesift.code_symbol_edges (
     tenant_id, repository_id, source_path, target_path, relation, names, line
 )
@@ -15,3 +16,4 @@ from codesift.repositories as r,
     unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
         as e (source_path, target_path, relation, names, line)
 where r.tenant_id = $7 and r.id = $1
+returning id

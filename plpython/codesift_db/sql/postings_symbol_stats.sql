@@ -1,0 +1,18 @@
+-- Tenant $1's statistics grow by the symbol postings of the blobs $2 just inserted
+-- (postings_symbols.sql): each term's document frequency.
+insert into codesift.term_stats as t (tenant_id, tier, term, df)
+select
+    p.tenant_id,
+    'symbol' as tier,
+    p.term,
+    count(*) as df
+from codesift.symbol_terms as p
+where
+    p.tenant_id = $1
+    and p.symbol_id in (
+        select s.id from codesift.code_symbols as s
+        where s.tenant_id = $1 and s.blob_sha = any($2)
+    )
+group by p.tenant_id, p.term
+order by p.term
+on conflict (tenant_id, tier, term) do update set df = t.df + excluded.df
