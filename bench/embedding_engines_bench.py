@@ -1,6 +1,6 @@
 """Embedding throughput on real symbols: today's NumPy MiniLM against the ONNX Runtime engine.
 
-    .venv/bin/python bench/embedding_engines_bench.py /work/.mirror/pallets+flask/repo \
+    .venv/bin/python bench/embedding_engines_bench.py PATH_TO_A_GIT_REPOSITORY \
         [--symbols 1000] [--rounds 3] [--ref HEAD]
 
 Reads the repository with git (a checkout or a bare git directory), extracts its symbols with
