@@ -75,7 +75,10 @@ def _comparable(function: str, rows: list) -> list:
     if function != "explain_context":
         return rows
     return sorted(
-        ((r[1:10], r[11], r[13], r[15], r[16]) for r in rows), key=lambda r: repr(r[0][:6])
+        # (repository .. rrf, graph_hop, decision, packed, tokens): not recency, score
+        # or pruned_by
+        ((r[1:11], r[12], r[14], r[16], r[17]) for r in rows),
+        key=lambda r: repr(r[0][:7]),
     )
 
 
