@@ -14,6 +14,7 @@ TENANT_TABLES = [
     "code_symbols",
     "blob_imports",
     "code_symbol_edges",
+    "embeddings",
 ]
 SHA = {"acme": "a" * 40, "globex": "b" * 40}
 
@@ -50,6 +51,12 @@ def _seed(db, name: str) -> int:
         " (tenant_id, repository_id, source_path, target_path, relation)"
         " values (%s, %s, 'a.py', 'b.py', 'import')",
         (tenant, repo),
+    )
+    # a stored vector, under the same key in both tenants: keys never cross tenants
+    db.execute(
+        "insert into embeddings (tenant_id, key, model, embedding)"
+        " values (%s, repeat('c', 64), 'm', array_fill(0.1::real, array[384])::vector)",
+        (tenant,),
     )
     return tenant
 
@@ -91,6 +98,19 @@ def test_cannot_write_into_another_tenant(tenants, app_connect):
         )
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
         conn.execute("update repositories set tenant_id = %s", (tenants["globex"],))
+    # nor plant a vector that the other tenant's next embedding run would reuse
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+        conn.execute(
+            "insert into embeddings (tenant_id, key, model, embedding)"
+            " values (%s, repeat('d', 64), 'm', array_fill(0.9::real, array[384])::vector)",
+            (tenants["globex"],),
+        )
+    assert (
+        conn.execute(
+            "update embeddings set model = 'poisoned' where tenant_id = %s", (tenants["globex"],)
+        ).rowcount
+        == 0
+    )
     # updates and deletes of the other tenant's rows touch nothing
     assert (
         conn.execute("delete from files where tenant_id = %s", (tenants["globex"],)).rowcount == 0
