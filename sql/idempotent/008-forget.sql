@@ -29,7 +29,7 @@ begin
             )
     );
     if cardinality(doomed) > 0 then
-        perform codesift._forget_blobs(tenant, doomed);
+        perform codesift._forget_blobs(doomed);
     end if;
     -- vectors no symbol or file of the tenant holds any more (forgotten, or another model's)
     delete from codesift.embeddings as e
@@ -47,13 +47,15 @@ begin
 end
 $$;
 
-create or replace function codesift._forget_blobs(tenant bigint, doomed text[])
+create or replace function codesift._forget_blobs(doomed text[])
 returns void
 language plpgsql
 volatile
 security invoker
 set search_path = codesift, public
 as $$
+declare
+    tenant bigint := codesift._required_tenant();
 begin
     update codesift.term_stats as ts
     set df = ts.df - d.df
@@ -101,8 +103,8 @@ begin
     delete from codesift.blobs where tenant_id = tenant and sha = any(doomed);
 end
 $$;
-comment on function codesift._forget_blobs(bigint, text[]) is
-'Deletes the given blobs of a tenant (with their symbols, imports and postings) and takes '
+comment on function codesift._forget_blobs(text[]) is
+'Deletes the given blobs of the session''s tenant (with their symbols, imports and postings) and takes '
 'their postings out of the BM25 statistics; called by _collect_garbage.';
 
 comment on function codesift._collect_garbage() is

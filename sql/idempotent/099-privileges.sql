@@ -52,7 +52,7 @@ revoke execute on function codesift.resolve_edges(bigint) from codesift_tenant;
 revoke execute on function codesift.resolve_edges(bigint, text[]) from codesift_tenant;
 revoke execute on function codesift.extract_blobs() from codesift_tenant;
 revoke execute on function codesift._collect_garbage() from codesift_app, codesift_tenant;
-revoke execute on function codesift._forget_blobs(bigint, text[]) from codesift_app, codesift_tenant;
+revoke execute on function codesift._forget_blobs(text[]) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_repository(text, text) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_tenant() from codesift_app, codesift_tenant;
 -- migrations only
