@@ -14,7 +14,8 @@ each repository's checkout is (NAME the last part of owner/name).
 Each repository is indexed into its own tenant (`--tenant`, default `eval-<repository>`, so
 that BM25 statistics, which are per tenant, do not mix query sets) at the set's
 commit with `codesift index`, unless that ref is already indexed at that commit with
-no embedding backlog (so reruns go straight to the queries).
+no embedding backlog (so reruns go straight to the queries); with --checkpoint FILE every
+finished query is appended to FILE, and a rerun resumes after the queries it holds.
 
 Arms: `lexical` (BM25 alone), `lexical_tsrank` (ts_rank_cd), `dense`, `hybrid` (RRF +
 recency), all stage 1 (hybrid_search; files ranked by first appearance among its rows);
@@ -34,7 +35,8 @@ alone: the ablations) and `fusion-X` (fusion X). Columns are `arm` for new and `
 for the others; engines other than today and new run only --engine-arms (hybrid, pack).
 
 Output: rich tables (per arm, per kind, per query: the rank of the first gold hit), the JSON
-of issue 5 at --out ({"arms", "by_kind", "queries"}), and with --details a larger JSON with
+of issue 5 at --out ({"arms", "by_kind", "queries"}, and "by_repository" for a set over several
+repositories), and with --details a larger JSON with
 every arm's ranked files, packed rows and timings per query.
 """
 
@@ -45,7 +47,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +55,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import psycopg  # noqa: E402
+from codesift_db.pipeline import features  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
@@ -72,9 +75,9 @@ PEER_LEGS = {"peer": (1.0, 1.0), "peer_lexical": (1.0, 0.0), "peer_dense": (0.0,
 # Engines: the same arms under the settings of pipeline/features.py. `today` is the engine
 # before issue 16 (every feature off, RRF k = 60, the question's own embedding); `new` is the
 # default; `no-X` switches feature X off alone (the ablations); `fusion-X` picks fusion X.
-FEATURES = ("question", "fusion", "kinds", "evidence", "pack")
-DEFAULT_OFF = ("evidence",)  # pipeline/features.py: off unless codesift.retrieval_off = none
-FUSIONS = ("rrf", "rrf_k", "guard", "convex")
+FEATURES = features.FEATURES
+DEFAULT_OFF = tuple(sorted(features.DEFAULT_OFF))  # off unless codesift.retrieval_off = none
+FUSIONS = features.FUSIONS
 ENGINES = {
     "today": ("all", ""),
     "new": ("", ""),
@@ -484,6 +487,32 @@ class Options:
     recency_lambda: float | None = None  # None: the engine's default (0.0001)
     engines: tuple = ("today", "new")
     engine_arms: tuple | None = None  # arms run under engines other than today/new (None: all)
+    checkpoint: str | None = None  # JSON lines of finished queries: a rerun resumes after them
+
+
+def _read_checkpoint(path: str | None, labels: list) -> dict[str, tuple[dict, dict]]:
+    """Queries an earlier run finished: id -> (arm label -> QueryResult, details), from the
+    JSON lines at path, where every line is one query with every arm of this run."""
+    if not path or not Path(path).exists():
+        return {}
+    wanted = {label for label, _, _ in labels}
+    done = {}
+    for line in Path(path).read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the line a crash cut short: that query runs again
+        if set(entry["results"]) >= wanted:
+            results = {k: m.QueryResult(**v) for k, v in entry["results"].items() if k in wanted}
+            done[entry["id"]] = (results, entry["info"])
+    return done
+
+
+def _write_checkpoint(path: str | None, qid: str, results: dict, info: dict) -> None:
+    if path:
+        line = {"id": qid, "results": {k: asdict(v) for k, v in results.items()}, "info": info}
+        with open(path, "a") as f:
+            f.write(json.dumps(line, default=str) + "\n")
 
 
 def arm_labels(opts: Options) -> list[tuple[str, str, str]]:
@@ -541,7 +570,11 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
         if missing:
             log(f"{missing} gold symbols not found in the index: matched by name only")
         current = None
+        done = _read_checkpoint(opts.checkpoint, labels)
         for q in queries:
+            if q.id in done:  # finished by an earlier run (--checkpoint)
+                per_query[q.id], details["queries"][q.id] = done[q.id]
+                continue
             tenant_id = q.target.tenant_id
             if tenant_id != current:
                 conn.execute(
@@ -604,8 +637,14 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 set_engine(conn, "new")
                 info["explain"] = explain_miss(conn, q, None, opts.budget, opts.recency_lambda)
             details["queries"][q.id] = info
+            _write_checkpoint(opts.checkpoint, q.id, per_query[q.id], info)
     kinds = {q.id: q.kind for q in queries}
     result = m.report(per_query, kinds, tuple(label for label, _, _ in labels))
+    repositories = {q.id: q.target.name for q in queries}
+    if len(set(repositories.values())) > 1:
+        result["by_repository"] = m.report(
+            per_query, repositories, tuple(label for label, _, _ in labels)
+        )["by_kind"]
     details["context_hit"] = m.context_hit_rate(
         [per_query[q.id]["pack"] for q in queries if "pack" in per_query[q.id]]
     )
@@ -644,6 +683,9 @@ def print_report(console: Console, name: str, report: dict, details: dict, queri
     for kind, arms in report["by_kind"].items():
         n = sum(1 for q in queries if q.kind == kind)
         console.print(metrics_table(f"{name}: kind {kind} ({n} queries)", arms))
+    for repository, arms in report.get("by_repository", {}).items():
+        n = sum(1 for q in queries if q.target.name == repository)
+        console.print(metrics_table(f"{name}: repository {repository} ({n} queries)", arms))
     if details.get("context_hit") is not None:
         console.print(
             f"pack: at least one gold file in the pack for {details['context_hit']:.0%} of queries"
@@ -766,6 +808,12 @@ def main(argv: list[str] | None = None) -> int:
         default="hybrid,pack",
         help="arms run under the engines other than today and new (default hybrid,pack)",
     )
+    parser.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="append each finished query to FILE (JSON lines); a rerun with the same FILE and "
+        "arms skips the queries it holds (resume after a crash or a stop)",
+    )
     parser.add_argument("--no-index", action="store_true", help="do not index, query as is")
     parser.add_argument("--no-embed", action="store_true", help="index without embeddings")
     parser.add_argument(
@@ -817,6 +865,7 @@ def main(argv: list[str] | None = None) -> int:
         recency_lambda=args.recency_lambda,
         engines=engines,
         engine_arms=tuple(a for a in args.engine_arms.split(",") if a),
+        checkpoint=args.checkpoint,
     )
     started = time.monotonic()
     report, details = evaluate(dsn, queries, opts, log=console.print)

@@ -182,3 +182,32 @@ def test_engines_name_the_settings_they_select():
     assert harness.engine_settings("fusion-convex") == ("", "convex")
     with pytest.raises(SystemExit, match="unknown engine"):
         harness.engine_settings("no-nonsense")
+
+
+def test_a_checkpoint_resumes_after_the_queries_it_holds(dsn, make_repo, tmp_path):
+    root = make_repo(FILES, name="shop")
+    queries = tmp_path / "shop.json"
+    queries.write_text(json.dumps(QUERIES))
+    checkpoint = tmp_path / "run.jsonl"
+    out = tmp_path / "out.json"
+    argv = ["--queries", str(queries), "--repo-path", str(root), "--name", "shop", "--dsn", dsn]
+    argv += ["--arms", "bm25_files,lexical", "--engines", "new", "--out", str(out)]
+    argv += ["--checkpoint", str(checkpoint)]
+    assert harness.main([*argv, "--limit", "2"]) == 0  # a run that stopped after two queries
+    assert len(checkpoint.read_text().splitlines()) == 2
+    # the two it holds are not asked again: their text now matches nothing, their ranks stay
+    changed = json.loads(json.dumps(QUERIES))
+    for q in changed["queries"][:2]:
+        q["query"] = "zzzqqq unmatched words"
+    queries.write_text(json.dumps(changed))
+    with checkpoint.open("a") as f:
+        f.write('{"id": "shop-sem-01", "resu')  # the line a crash cut short
+    assert harness.main(argv) == 0
+    ranks = {q["id"]: q["first_hit_rank"] for q in json.loads(out.read_text())["queries"]}
+    assert list(ranks) == [q["id"] for q in QUERIES["queries"]]
+    assert ranks["shop-sym-01"]["lexical"] == 1 and ranks["shop-sym-02"]["lexical"] == 1
+    assert ranks["shop-sem-02"]["lexical"] is not None
+    # a run with other arms does not take results that lack them: it asks the changed text
+    assert harness.main([*argv, "--arms", "lexical", "--engines", "today"]) == 0
+    ranks = {q["id"]: q["first_hit_rank"] for q in json.loads(out.read_text())["queries"]}
+    assert ranks["shop-sym-01"]["lexical@today"] is None
