@@ -197,7 +197,7 @@ def index(
     ] = False,
 ) -> None:
     """Index a git repository: push new blobs (symbols and imports are extracted in the
-    database), record the tree at REF, resolve import edges; with --wait, embed what is new.
+    database), record the tree at REF, resolve its edges (imports, tests, co-change); with --wait, embed what is new.
     Skips vendored folders, minified bundles, lockfiles, generated files and files of one
     long line by default; a .codesiftignore (gitignore syntax, `!` re-includes) adds rules."""
     from . import git
@@ -239,7 +239,7 @@ def _print_index_summary(s, waited: bool) -> None:
             f"{where}:"
             f" {s.files} files, {s.new_blobs} new blobs ({s.reused_blobs} already stored),"
             f" {s.new_symbols} new symbols, {s.removed_paths} paths removed,"
-            f" {s.edges} import edges," + _embedded_summary(s.embedded, waited)
+            f" {s.edges} edges," + _embedded_summary(s.embedded, waited)
         ),
     )
     for reason, count in sorted(s.skipped.items()):

@@ -117,8 +117,9 @@ def list_tree(root: Path, commit: str) -> list[TreeEntry]:
     return entries
 
 
-def last_changed(root: Path, commit: str) -> dict[str, datetime]:
-    """When each path last changed, from one pass over the history (newest first).
+def file_history(root: Path, commit: str) -> list[tuple[datetime, list[str]]]:
+    """Every commit reachable from commit, newest first: its committer time and the paths
+    it changed (none for a merge), from one pass over the history.
 
     With -z and the format NUL + committer time, the output is, per commit,
     `\\0<time>\\0` followed (unless the commit lists no files, e.g. a merge) by a
@@ -136,9 +137,8 @@ def last_changed(root: Path, commit: str) -> dict[str, datetime]:
         "--no-color",
         commit,
     )
-    seen: dict[str, datetime] = {}
+    history: list[tuple[datetime, list[str]]] = []
     fields = out.split(b"\0")
-    when: datetime | None = None
     first = False
     i = 0
     while i < len(fields):
@@ -146,15 +146,24 @@ def last_changed(root: Path, commit: str) -> dict[str, datetime]:
         if not field:  # a commit starts: its time is the next field
             i += 1
             if i < len(fields) and fields[i]:
-                when = datetime.fromtimestamp(int(fields[i]), tz=UTC)
+                history.append((datetime.fromtimestamp(int(fields[i]), tz=UTC), []))
                 first = True
-        elif when is not None:
+        elif history:
             if first and field.startswith(b"\n"):
                 field = field[1:]
             first = False
             if field:
-                seen.setdefault(decode_name(field), when)
+                history[-1][1].append(decode_name(field))
         i += 1
+    return history
+
+
+def last_changed(history: list[tuple[datetime, list[str]]]) -> dict[str, datetime]:
+    """When each path last changed, from file_history (newest first)."""
+    seen: dict[str, datetime] = {}
+    for when, paths in history:
+        for path in paths:
+            seen.setdefault(path, when)
     return seen
 
 

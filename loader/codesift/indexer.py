@@ -32,7 +32,7 @@ import psycopg.errors
 import psycopg.sql
 from codesift_db.symbols import detect_language
 
-from . import db, git, ignore
+from . import cochange, db, git, ignore
 from .embedder import EmbedStats, embed_pending, notify
 from .errors import IndexingError
 from .progress import progress_bar
@@ -399,8 +399,37 @@ where f.blob_sha is distinct from excluded.blob_sha or not f.live
 """
 
 
-def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, summary) -> None:
+CO_CHANGE_DELETE = """
+delete from codesift.code_symbol_edges
+where tenant_id = %s and repository_id = %s and relation = 'co_change'
+"""
+CO_CHANGE_INSERT = """
+insert into codesift.code_symbol_edges (
+    tenant_id, repository_id, source_path, target_path, relation, weight
+)
+select r.tenant_id, r.id, e.a, e.b, 'co_change', e.w
+from codesift.repositories r,
+    unnest(%(a)s::text[], %(b)s::text[], %(w)s::real[]) as e (a, b, w)
+where r.tenant_id = %(tenant)s and r.id = %(repo)s
+"""
+
+
+def _record_co_changes(conn, repo_id: int, tenant_id: int, edges: list[tuple]) -> int:
+    """Replace the ref's co-change edges (cochange.py) with edges."""
+    conn.execute(CO_CHANGE_DELETE, (tenant_id, repo_id))
+    if edges:
+        a, b, w = (list(col) for col in zip(*edges, strict=True))
+        conn.execute(
+            CO_CHANGE_INSERT, {"a": a, "b": b, "w": w, "tenant": tenant_id, "repo": repo_id}
+        )
+    return len(edges)
+
+
+def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, history, summary) -> None:
+    """The ref's files, edges and commit, in conn's transaction; history: git.file_history
+    of the commit (when each file last changed, which files change together)."""
     now = datetime.now(UTC)
+    changed = git.last_changed(history)
     with db.tenant_transaction(conn):
         present = {
             r[0]
@@ -426,6 +455,8 @@ def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, changed, sum
             (tenant_id, repo_id, [c.path for c in kept]),
         ).rowcount
         summary.edges = conn.execute("select codesift.resolve_edges(%s)", (repo_id,)).fetchone()[0]
+        live = [c.path for c in kept]
+        summary.edges += _record_co_changes(conn, repo_id, tenant_id, cochange.edges(history, live))
         conn.execute(
             "update codesift.repositories set indexed_commit = %s, indexed_at = now(),"
             " head_commit = %s, head_seen_at = now(), indexed_worktree = %s"
@@ -507,9 +538,9 @@ def index_repository(
         summary.reused_blobs = len({c.sha for c in files} & known)
         check = ignore.content_check(reincluded)
         _push_blobs(conn, root, tenant_id, todo, summary, show_progress, check)
-        changed = git.last_changed(root, commit)
+        history = git.file_history(root, commit)
         # in the lock's transaction: the tree and the lock's release commit together
-        _record_tree(lock, repo_id, tenant_id, commit, worktree, files, changed, summary)
+        _record_tree(lock, repo_id, tenant_id, commit, worktree, files, history, summary)
         notify(lock, tenant_id)  # sent by the commit: workers start on the new rows
         lock.commit()
     finally:

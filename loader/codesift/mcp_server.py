@@ -572,7 +572,7 @@ def _sync_index(settings: Settings, path: str, name: str | None, worktree: bool)
     text = (
         f"indexed {s.repository} @ {s.ref} ({s.commit[:12]}): "
         f"{s.files} files, {s.new_blobs} new blobs, {s.new_symbols} new symbols, "
-        f"{s.removed_paths} paths removed, {s.edges} import edges, embedded "
+        f"{s.removed_paths} paths removed, {s.edges} edges, embedded "
         f"{s.embedded.symbols} symbols + {s.embedded.blobs} files"
     )
     return {

@@ -12,7 +12,16 @@ resolve_repository_edges: turns the import statements of a repository's live
 files into edges between paths of that repository.
 """
 
-from . import budget, identifiers, import_extraction, import_resolution, packing, plans, symbols
+from . import (
+    budget,
+    derived_edges,
+    identifiers,
+    import_extraction,
+    import_resolution,
+    packing,
+    plans,
+    symbols,
+)
 
 SYMBOL_COLUMNS = (
     "name",
@@ -264,15 +273,21 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
                 "line": r["line"],
             }
         )
-    cols: list[list] = [[], [], [], [], []]
+    cols: list[list] = [[], [], [], [], [], []]
+
+    def add(source, target, relation, names, line, weight):
+        for col, value in zip(
+            cols, [source, target, relation, json.dumps(names), line, weight], strict=True
+        ):
+            col.append(value)
+
+    resolved = []
     for (path, language), imps in by_file.items():
         for edge in import_resolution.resolve_imports(path, imps, language, paths, go_module):
-            for col, value in zip(
-                cols,
-                [path, edge["target"], edge["relation"], json.dumps(edge["names"]), edge["line"]],
-                strict=True,
-            ):
-                col.append(value)
+            add(path, edge["target"], edge["relation"], edge["names"], edge["line"], 1.0)
+            resolved.append((path, edge["target"], edge["names"]))
+    for edge in _derived_edges(plpy, repository_id, tenant, paths, resolved, sources):
+        add(*edge[:3], [], None, edge[3])
     if sources is None:
         plpy.execute(
             plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint"]),
@@ -286,7 +301,35 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
     if cols[0]:
         plan = plpy.prepare(
             plans.load("insert_edges"),
-            ["bigint", "text[]", "text[]", "text[]", "text[]", "int[]", "bigint"],
+            ["bigint", "text[]", "text[]", "text[]", "text[]", "int[]", "bigint", "real[]"],
         )
-        plpy.execute(plan, [repository_id, *cols, tenant])
+        plpy.execute(plan, [repository_id, *cols[:5], tenant, cols[5]])
     return len(cols[0])
+
+
+def _derived_edges(plpy, repository_id, tenant, paths, imports, sources) -> list[tuple]:
+    """tests and references edges (derived_edges.py) from the sources (None: every file)."""
+    only = frozenset(sources) if sources is not None else None
+    defined = derived_edges.definers(
+        (r["path"], r["name"])
+        for r in plpy.execute(
+            plpy.prepare(plans.load("live_definitions"), ["bigint", "bigint"]),
+            [repository_id, tenant],
+        )
+    )
+    tests = derived_edges.wanted_tests(paths, only)
+    texts = {
+        r["path"]: r["content"]
+        for r in plpy.execute(
+            plpy.prepare(plans.load("live_test_texts"), ["bigint", "bigint", "text[]", "int"]),
+            [repository_id, tenant, tests, derived_edges.MAX_TEST_CHARS],
+        )
+    }
+    edges = derived_edges.naming_edges(paths, only) + derived_edges.usage_edges(texts, defined)
+    edges += derived_edges.reference_edges(imports, defined)
+    # one edge per pair and relation: the strongest
+    best: dict[tuple, tuple] = {}
+    for e in edges:
+        if e[0] != e[1] and (e[:3] not in best or best[e[:3]][3] < e[3]):
+            best[e[:3]] = e
+    return sorted(best.values())

@@ -69,7 +69,8 @@ return resolve_repository_edges(plpy, repository_id)
 $$;
 
 comment on function codesift.resolve_edges(bigint) is
-'Recomputes a repository''s import edges from its live files; returns the number of edges.';
+'Recomputes a repository''s import, tests and references edges from its live files (its '
+'co-change edges are the loader''s); returns the number of edges.';
 
 -- only the edges from some files (codesift watch: their contents changed, the set of live
 -- paths did not); at most 10,000 paths
@@ -85,6 +86,6 @@ return resolve_repository_edges(plpy, repository_id, list(source_paths))
 $$;
 
 comment on function codesift.resolve_edges(bigint, text[]) is
-'Recomputes the import edges from the given live files of a repository (right when only '
+'Recomputes the import, tests and references edges from the given live files of a repository (right when only '
 'their contents changed, not the set of live paths); returns the number of edges from them. '
 'At most 10,000 paths.';

@@ -1,5 +1,6 @@
--- The import-graph walk: breadth first over files, each reached once (a walk over
--- paths grows as fanout^depth, 16 s at depth 5 on a 12-file import clique). In
+-- The graph walk: breadth first over files along the edges of code_symbol_edges (imports,
+-- tests, references, co-change: those of the relations asked for), each file reached once (a
+-- walk over paths grows as fanout^depth, 16 s at depth 5 on a 12-file import clique). In
 -- plpgsql, not sql: a SQL function's statements are planned again at every call,
 -- these are cached; and without temporary tables, so that it runs on a hot standby.
 -- the signature before the walk named its tenant
@@ -8,13 +9,18 @@ drop function if exists codesift.graph_walk(bigint[], text[], integer, double pr
 drop function if exists codesift.graph_walk(
     bigint, bigint[], text[], integer, double precision, integer
 );
+-- and before it took the relations to follow and said which edges led to a file
+drop function if exists codesift._graph_walk(
+    bigint, bigint[], text[], integer, double precision, integer
+);
 
 create or replace function codesift._graph_walk(
     tenant bigint, repository_ids bigint[], seeds text[], max_depth integer,
-    decay double precision, fanout integer
+    decay double precision, fanout integer, relations text[] default null
 )
 returns table (
-    repository_id bigint, path text, hop integer, factor double precision, via text[]
+    repository_id bigint, path text, hop integer, factor double precision, via text[],
+    edges text[], strength double precision
 )
 language plpgsql
 stable
@@ -32,6 +38,7 @@ declare
     max_starts constant integer := 100000;  -- seeds times repositories
     max_fanout constant integer := 100;
     max_files constant integer := 10000;  -- files reached (returned at most)
+    max_relations constant integer := 100;
     -- the hop being walked: each file on it, the seed it came from and the path
     -- that led there (a text[] in its text form: plpgsql has no arrays of arrays),
     -- best seed first
@@ -39,16 +46,22 @@ declare
     front_path text[];
     front_origin text[];
     front_via text[];
+    front_edges text[];  -- the relation of each edge on the path, in its text form
+    front_strength double precision[];  -- the product of their weights
     -- every file reached so far (each once, at its smallest hop)
     seen_repository bigint[] := '{}';
     seen_path text[] := '{}';
     seen_hop integer[] := '{}';
     seen_factor double precision[] := '{}';
     seen_via text[] := '{}';
+    seen_edges text[] := '{}';
+    seen_strength double precision[] := '{}';
     next_repository bigint[];
     next_path text[];
     next_origin text[];
     next_via text[];
+    next_edges text[];
+    next_strength double precision[];
     hop_factor double precision := 1.0;
     n integer;
 begin
@@ -73,6 +86,10 @@ begin
         raise exception '_graph_walk: at most % seed paths (got %)', max_seeds, cardinality(seeds)
         using errcode = '22023';
     end if;
+    if coalesce(cardinality(relations), 0) > max_relations then
+        raise exception '_graph_walk: at most % relations (got %)', max_relations, cardinality(relations)
+        using errcode = '22023';
+    end if;
     if coalesce(cardinality(repository_ids), 0) > max_repositories then
         raise exception '_graph_walk: at most % repositories (got %)',
             max_repositories, cardinality(repository_ids)
@@ -89,8 +106,10 @@ begin
         array_agg(s.repository_id order by s.seed, s.rank),
         array_agg(s.path order by s.seed, s.rank),
         array_agg(s.path order by s.seed, s.rank),
-        array_agg(array[s.path]::text order by s.seed, s.rank)
-    into front_repository, front_path, front_origin, front_via
+        array_agg(array[s.path]::text order by s.seed, s.rank),
+        array_agg('{}'::text order by s.seed, s.rank),
+        array_agg(1.0::float8 order by s.seed, s.rank)
+    into front_repository, front_path, front_origin, front_via, front_edges, front_strength
     from (
         select distinct on (r.id, seed.path)
             r.id as repository_id,
@@ -106,12 +125,14 @@ begin
                 where
                     e.tenant_id = _graph_walk.tenant
                     and e.repository_id = r.id and e.source_path = seed.path
+                    and (_graph_walk.relations is null or e.relation = any(_graph_walk.relations))
                 union all
                 select 1
                 from codesift.code_symbol_edges as e
                 where
                     e.tenant_id = _graph_walk.tenant
                     and e.repository_id = r.id and e.target_path = seed.path
+                    and (_graph_walk.relations is null or e.relation = any(_graph_walk.relations))
                 limit 1
             ) as e
         order by r.id, seed.path, seed.ord
@@ -121,15 +142,17 @@ begin
         n := coalesce(cardinality(seen_path), 0);
         exit when front_path is null or n >= max_files;
         hop_factor := hop_factor * decay;
-        -- each file on this hop follows its first fanout edges (both directions: what it
-        -- imports, and what imports it) to files not reached yet; a file reached from
+        -- each file on this hop follows its fanout strongest edges (both directions: what
+        -- it imports, and what imports it) to files not reached yet; a file reached from
         -- several takes the best seed's path
         select
             array_agg(s.repository_id order by s.ord, s.id),
             array_agg(s.path order by s.ord, s.id),
             array_agg(s.origin order by s.ord, s.id),
-            array_agg((s.via::text[] || s.path)::text order by s.ord, s.id)
-        into next_repository, next_path, next_origin, next_via
+            array_agg((s.via::text[] || s.path)::text order by s.ord, s.id),
+            array_agg((s.edges::text[] || s.relation)::text order by s.ord, s.id),
+            array_agg(s.strength * s.weight order by s.ord, s.id)
+        into next_repository, next_path, next_origin, next_via, next_edges, next_strength
         from (
             select d.*
             from (
@@ -138,20 +161,30 @@ begin
                     e.path,
                     w.origin,
                     w.via,
+                    w.edges,
+                    w.strength,
                     w.ord,
-                    e.id
-                from unnest(front_repository, front_path, front_origin, front_via)
-                    with ordinality as w (repository_id, path, origin, via, ord)
+                    e.id,
+                    e.relation,
+                    e.weight
+                from unnest(
+                    front_repository, front_path, front_origin, front_via, front_edges,
+                    front_strength
+                ) with ordinality as w (repository_id, path, origin, via, edges, strength, ord)
                 -- a seed reached from another seed is reported, but it was walked from
                 cross join
                     lateral (
                         select
                             x.path,
-                            x.id
+                            x.id,
+                            x.relation,
+                            x.weight
                         from (
                             select
                                 e1.target_path as path,
-                                e1.id
+                                e1.id,
+                                e1.relation,
+                                e1.weight
                             from codesift.code_symbol_edges as e1
                             where
                                 e1.tenant_id = _graph_walk.tenant
@@ -160,7 +193,9 @@ begin
                             union all
                             select
                                 e2.source_path,
-                                e2.id
+                                e2.id,
+                                e2.relation,
+                                e2.weight
                             from codesift.code_symbol_edges as e2
                             where
                                 e2.tenant_id = _graph_walk.tenant
@@ -175,11 +210,15 @@ begin
                                     v.path
                                 from unnest(seen_repository, seen_path) as v (repository_id, path)
                             )
-                        order by x.id
+                            and (
+                                _graph_walk.relations is null
+                                or x.relation = any(_graph_walk.relations)
+                            )
+                        order by x.weight desc, x.id
                         limit _graph_walk.fanout
                     ) as e
                 where depth = 1 or w.path <> all(_graph_walk.seeds)
-                order by w.repository_id, e.path, w.ord, e.id
+                order by w.repository_id, e.path, w.ord, e.weight desc, e.id
             ) as d
             order by d.ord, d.id
             limit max_files - n
@@ -190,10 +229,14 @@ begin
         seen_hop := seen_hop || array_fill(depth, array[cardinality(next_path)]);
         seen_factor := seen_factor || array_fill(hop_factor, array[cardinality(next_path)]);
         seen_via := seen_via || next_via;
+        seen_edges := seen_edges || next_edges;
+        seen_strength := seen_strength || next_strength;
         front_repository := next_repository;
         front_path := next_path;
         front_origin := next_origin;
         front_via := next_via;
+        front_edges := next_edges;
+        front_strength := next_strength;
     end loop;
 
     -- a probe per reached file for liveness (a join is planned as a hash of every file)
@@ -203,9 +246,12 @@ begin
         r.path,
         r.hop,
         r.factor,
-        r.via::text[]
-    from unnest(seen_repository, seen_path, seen_hop, seen_factor, seen_via)
-        as r (repository_id, path, hop, factor, via)
+        r.via::text[],
+        r.edges::text[],
+        r.strength
+    from unnest(seen_repository, seen_path, seen_hop, seen_factor, seen_via, seen_edges,
+        seen_strength)
+        as r (repository_id, path, hop, factor, via, edges, strength)
     where exists (
         select 1 from codesift.files as f
         where
@@ -217,8 +263,9 @@ end;
 $fn$;
 
 comment on function codesift._graph_walk(
-    bigint, bigint[], text[], integer, double precision, integer
+    bigint, bigint[], text[], integer, double precision, integer, text[]
 ) is
-'Breadth-first walk over resolved import edges in both directions from seed paths, at most '
-'5 hops, fanout edges a file and 10,000 files: each reached live file once, at its smallest '
-'hop, with the decay factor and the path that led there.';
+'Breadth-first walk over the edges of the given relations (null: all) in both directions from '
+'seed paths, at most 5 hops, the fanout strongest edges a file and 10,000 files: each reached '
+'live file once, at its smallest hop, with the decay factor, the path that led there, the '
+'relation of each edge on it and the product of their weights.';

@@ -162,7 +162,7 @@ $$;
 
 comment on function codesift.forget_repository(text, text) is
 'Removes a repository of the session''s tenant (or only its indexed ref `ref`; another ref '
-'becomes the default when the default goes): its trees, their import edges, and the blobs '
+'becomes the default when the default goes): its trees, their edges, and the blobs '
 'and vectors no other ref of the tenant uses; returns the number of blobs removed.';
 
 create or replace function codesift.forget_tenant()

@@ -149,14 +149,20 @@ comment on column codesift.blob_imports.relation is 'import, require, dynamic_im
 comment on column codesift.blob_imports.line is 'Line of the statement, 1-based.';
 
 comment on table codesift.code_symbol_edges is
-'Import edges between live files of one repository (codesift.resolve_edges); imports of '
-'anything outside the repository are not edges.';
+'Edges between live files of one ref: resolved imports, a test to the code it tests and a '
+'use of an imported name to the file defining it (codesift.resolve_edges), files changed in '
+'the same commits (the loader, from git history). Imports of anything outside the repository '
+'are not edges.';
 comment on column codesift.code_symbol_edges.id is 'Edge id.';
 comment on column codesift.code_symbol_edges.tenant_id is 'Owning tenant.';
 comment on column codesift.code_symbol_edges.repository_id is 'Repository of both paths.';
 comment on column codesift.code_symbol_edges.source_path is 'Path of the importing file.';
 comment on column codesift.code_symbol_edges.target_path is 'Path of the imported file.';
-comment on column codesift.code_symbol_edges.relation is 'Kind of import statement (as blob_imports.relation).';
+comment on column codesift.code_symbol_edges.relation is
+'The kind of edge: an import statement''s (as blob_imports.relation), tests, references or '
+'co_change.';
+comment on column codesift.code_symbol_edges.weight is
+'Strength in (0, 1]: 1 for imports; the graph walk follows a file''s strongest edges first.';
 comment on column codesift.code_symbol_edges.names is 'Names imported, if any.';
 comment on column codesift.code_symbol_edges.line is 'Line of the statement in the source file.';
 

@@ -166,6 +166,21 @@ def test_graph_walk_refuses_huge_seed_and_repository_arrays(db, app_connect, cli
     refused(conn, WALK, many, says="seed paths times")
 
 
+def test_graph_walk_refuses_a_huge_relations_array_and_follows_only_those_asked(
+    db, app_connect, clique
+):
+    tenant, repo = clique["acme"]
+    conn = runner(db, app_connect, tenant, "_graph_walk")
+    walk = WALK.replace("%s::integer)", "%s::integer, %s::text[])")
+    many = [f"r{i}" for i in range(101)]
+    refused(conn, walk, (tenant, [repo], ["m0.py"], 2, 0.85, 8, many), says="relations")
+    # the clique's edges are imports: asking for another relation reaches nothing
+    assert (
+        conn.execute(walk, (tenant, [repo], ["m0.py"], 2, 0.85, 8, ["co_change"])).fetchall() == []
+    )
+    assert conn.execute(walk, (tenant, [repo], ["m0.py"], 2, 0.85, 8, ["import"])).fetchall()
+
+
 def test_pack_context_at_graph_depth_5_on_a_clique(app_connect, clique):
     tenant, _ = clique["acme"]
     conn = app_connect(tenant)

@@ -92,7 +92,7 @@ def test_weird_tracked_names_are_counted_skips_and_history_still_parses(db, dsn,
     _commit_at(root, "main moves", 1_800_000_200)
     git(root, "merge", "-q", "--no-edit", "side")
 
-    changed = gitmod.last_changed(root, gitmod.resolve_commit(root, "HEAD"))
+    changed = gitmod.last_changed(gitmod.file_history(root, gitmod.resolve_commit(root, "HEAD")))
     assert changed["new\nline.py"].timestamp() == 1_800_000_000
     assert changed["\nleading.py"].timestamp() == 1_800_000_000
     assert changed["ctl\x01name.py"].timestamp() == 1_800_000_000

@@ -9,7 +9,8 @@ per stage (sql/idempotent/006-context.sql calls rows.py):
 6. hydrate.py    paths, lines, text and last change of the fused candidates
 7. recency.py    recency decay exp(-lambda * age_days) from the repository's newest
                  change, times a path prior (tests, changelogs)
-8. graph.py      walk over resolved import edges from the top hits, both directions
+8. graph.py      walk over imports, tests, references and co-change edges from the top
+                 hits, both directions
 9. standins.py   whole files too big for a quarter of the budget replaced by their best
                  symbols
 10. run.py       the stages in order, then Jaccard diversity pruning (diversity.py) and

@@ -17,6 +17,10 @@ FEATURES = (
     "kinds",  # the file-kind prior (docs, templates, configuration below code)
     "evidence",  # file ranking from aggregated symbol evidence
     "pack",  # the pack keeps a large file's best symbols
+    # the graph beyond imports: each edge kind (pipeline/graph.py EDGE_KINDS)
+    "tests",  # a test to the code it tests
+    "references",  # a use of an imported name to the file defining it
+    "co_change",  # files changed in the same commits
 )
 FUSIONS = ("rrf", "rrf_k", "guard", "convex")
 # off unless asked for (codesift.retrieval_off = none): on the SWE-bench instances, lexical

@@ -23,6 +23,7 @@ def why(item: dict) -> dict:
         "mention_rank": item.get("mention_rank"),
         "graph_hop": item.get("graph_hop"),
         "graph_path": item.get("graph_path"),
+        "graph_edges": item.get("graph_edges"),
         "stands_in_for_file": item.get("via_file"),
     }
 
