@@ -400,35 +400,12 @@ class MiniLM:
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Embed texts: (len(texts), 384) float32, rows L2-normalised, in input order."""
-        if isinstance(texts, str):
-            raise TypeError("encode() takes a list of strings, not a string")
-        texts = list(texts)
-        out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        if not texts:
-            return out
-        ids = self._token_ids(texts)
-        # Longest first, so batches hold texts of similar length (uniform attention work and
-        # the largest batch, the memory peak, comes first); results go back in input order.
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        workers = min(_default_workers(), len(texts))
-        # Enough batches to keep every worker busy; a text's vector does not depend on its batch.
-        size = max(1, min(int(batch_size), -(-len(texts) // workers)))
-        batches = [order[i : i + size] for i in range(0, len(order), size)]
 
-        def run(idx: list[int]) -> None:
+        def forward(batch: list[np.ndarray]) -> np.ndarray:
             with _one_blas_thread():
-                out[idx] = self._forward([ids[i] for i in idx])
+                return self._forward(batch)
 
-        if workers <= 1 or len(batches) == 1:
-            for idx in batches:
-                run(idx)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                for future in [pool.submit(run, idx) for idx in batches]:
-                    future.result()
-        return out
+        return encode_in_batches(texts, self._token_ids, forward, batch_size)
 
     def _forward(self, batch: list[np.ndarray]) -> np.ndarray:
         """Pooled, normalised vectors of a batch of token id arrays (packed, no padding)."""
@@ -503,3 +480,36 @@ def get_model() -> MiniLM:
             if model is None:
                 model = _model = MiniLM()
     return model
+
+
+def encode_in_batches(texts, token_ids, forward, batch_size: int) -> np.ndarray:
+    """(len(texts), DIMENSION) float32: forward(list of token id arrays) -> their vectors,
+    over batches on every worker (MiniLM and MiniLMOnnx share this)."""
+    if isinstance(texts, str):
+        raise TypeError("encode() takes a list of strings, not a string")
+    texts = list(texts)
+    out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+    if not texts:
+        return out
+    ids = token_ids(texts)
+    # Longest first, so batches hold texts of similar length (uniform attention work and
+    # the largest batch, the memory peak, comes first); results go back in input order.
+    order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+    workers = min(_default_workers(), len(texts))
+    # Enough batches to keep every worker busy; a text's vector does not depend on its batch.
+    size = max(1, min(int(batch_size), -(-len(texts) // workers)))
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
+
+    def run(idx: list[int]) -> None:
+        out[idx] = forward([ids[i] for i in idx])
+
+    if workers <= 1 or len(batches) == 1:
+        for idx in batches:
+            run(idx)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for future in [pool.submit(run, idx) for idx in batches]:
+                future.result()
+    return out

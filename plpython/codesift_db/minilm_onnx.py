@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -150,29 +149,7 @@ class OnnxMiniLM:
 
     def encode(self, texts: list[str], batch_size: int = BATCH) -> np.ndarray:
         """Embed texts: (len(texts), 384) float32, rows L2-normalised, in input order."""
-        if isinstance(texts, str):
-            raise TypeError("encode() takes a list of strings, not a string")
-        texts = list(texts)
-        out = np.zeros((len(texts), minilm.DIMENSION), dtype=np.float32)
-        if not texts:
-            return out
-        ids = self.base._token_ids(texts)
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        workers = min(minilm._default_workers(), len(texts))
-        size = max(1, min(int(batch_size), -(-len(texts) // workers)))
-        batches = [order[i : i + size] for i in range(0, len(order), size)]
-
-        def run(idx: list[int]) -> None:
-            out[idx] = self._forward([ids[i] for i in idx])
-
-        if workers <= 1 or len(batches) == 1:
-            for idx in batches:
-                run(idx)
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                for future in [pool.submit(run, idx) for idx in batches]:
-                    future.result()
-        return out
+        return minilm.encode_in_batches(texts, self.base._token_ids, self._forward, batch_size)
 
     def _forward(self, batch: list[np.ndarray]) -> np.ndarray:
         """Mean-pooled, normalised vectors of token id arrays, padded to the longest."""
