@@ -25,10 +25,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/scripts/packages.sh"
-. /etc/os-release
-pg=$(pg_major_for_debian "${VERSION_ID%%.*}") || pg=$(ls /usr/lib/postgresql | sort -n | tail -n1)
-pg_bin=/usr/lib/postgresql/$pg/bin
+. "$root/scripts/cluster.sh"
 pg_config=$pg_bin/pg_config
 [ -x "$pg_config" ] || pg_config=$(command -v pg_config || echo /usr/bin/pg_config)
 base=$(realpath -m "${CODESIFT_CITUS_DIR:-$root/.citus}")
@@ -45,17 +42,10 @@ die() { printf 'codesift citus: %s\n' "$*" >&2; exit 1; }
 case "$port0" in '' | *[!0-9]*) die "CODESIFT_CITUS_PORT must be a port number (got '$port0')" ;; esac
 case "$workers" in [1-9]) ;; *) die "CODESIFT_CITUS_WORKERS must be 1 to 9 (got '$workers')" ;; esac
 
-is_root() { [ "$(id -u)" -eq 0 ]; }
-me=$(id -un)
 if [ -d "$base/coordinator" ]; then owner=$(stat -c %U "$base/coordinator"); elif is_root; then owner=postgres; else owner=$me; fi
 
-as_owner() {
-  local env=(env PYTHONPATH="$root/plpython:$root/.server-python" HF_HUB_OFFLINE=1
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PGPASSFILE="$passfile")
-  if [ "$me" = "$owner" ]; then "${env[@]}" "$@"
-  elif is_root; then runuser -u "$owner" -- "${env[@]}" "$@"
-  else die "the cluster in $base belongs to the OS user $owner: run this as $owner or as root"; fi
-}
+owner_env=(PGPASSFILE="$passfile")
+owned_what="the cluster in $base"
 
 # ---------------------------------------------------------------- build or find
 pkglibdir=$("$pg_config" --pkglibdir)
@@ -120,7 +110,7 @@ node_names() { echo coordinator; local i; for i in $(seq 1 "$1"); do echo "worke
 node_port() { case "$1" in coordinator) echo "$port0" ;; worker*) echo $((port0 + ${1#worker})) ;; esac; }
 dsn_for() { echo "postgresql://$1@/$dbname?host=$run&port=$(node_port "$2")"; }
 psql_node() { "$pg_bin/psql" "$(dsn_for postgres "$1" | sed "s|/$dbname?|/${3:-$dbname}?|")" -XAtq -v ON_ERROR_STOP=1 -c "$2"; }
-is_running() { [ -f "$base/$1/postmaster.pid" ] && as_owner "$pg_bin/pg_ctl" -D "$base/$1" status >/dev/null 2>&1; }
+is_running() { running_in "$base/$1"; }
 
 prepare_base() {
   mkdir -p "$base"

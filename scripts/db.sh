@@ -28,10 +28,6 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/scripts/packages.sh"
-. /etc/os-release
-pg=$(pg_major_for_debian "${VERSION_ID%%.*}") || pg=$(ls /usr/lib/postgresql | sort -n | tail -n1)
-pg_bin=/usr/lib/postgresql/$pg/bin
 base=$(realpath -m "${CODESIFT_DB_DIR:-$root/.pgdata}")
 data=$base/data
 run=$base/run
@@ -43,13 +39,12 @@ peer_roles="postgres codesift_app codesift_loader"
 
 say() { printf '[db] %s\n' "$*" >&2; }
 die() { printf 'codesift db: %s\n' "$*" >&2; exit 1; }
+. "$root/scripts/cluster.sh"
 
 case "$port" in '' | *[!0-9]*) die "CODESIFT_DB_PORT must be a port number (got '$port')" ;; esac
 dsn_for() { echo "postgresql://$1@/$dbname?host=$run&port=$port"; }
 dsn=$(dsn_for postgres)
 
-me=$(id -un)
-is_root() { [ "$(id -u)" -eq 0 ]; }
 # The cluster's OS owner: whoever owns an existing data folder, else postgres
 # when run as root, else the user running this.
 if [ -d "$data" ]; then
@@ -60,18 +55,7 @@ else
   owner=$me
 fi
 
-# Run a server binary as the cluster's owner.
-as_owner() {
-  local env=(env PYTHONPATH="$root/plpython:$root/.server-python" HF_HUB_OFFLINE=1
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1)
-  if [ "$me" = "$owner" ]; then
-    "${env[@]}" "$@"
-  elif is_root; then
-    runuser -u "$owner" -- "${env[@]}" "$@"
-  else
-    die "the cluster in $data belongs to the OS user $owner: run this as $owner or as root"
-  fi
-}
+owned_what="the cluster in $data"
 
 # As root, the owner (postgres) must reach the cluster's folder and read the
 # project's PL/Python folders: grant exactly that to that user alone with ACL
@@ -192,7 +176,7 @@ fix_permissions() {
   as_owner chmod 0700 "$run"
 }
 
-is_running() { [ -f "$data/postmaster.pid" ] && as_owner "$pg_bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
+is_running() { running_in "$data"; }
 
 psql_super() { "$pg_bin/psql" "$(dsn_for postgres | sed "s|/$dbname?|/${2:-postgres}?|")" -XAtqc "$1"; }
 
@@ -239,14 +223,7 @@ start() {
   print_dsns
 }
 
-stop() {
-  if is_running; then
-    as_owner "$pg_bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
-    say "stopped"
-  else
-    say "not running"
-  fi
-}
+stop() { stop_in "$data"; }
 
 case "${1:-}" in
   start) start ;;

@@ -21,10 +21,6 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/scripts/packages.sh"
-. /etc/os-release
-pg=$(pg_major_for_debian "${VERSION_ID%%.*}") || pg=$(ls /usr/lib/postgresql | sort -n | tail -n1)
-pg_bin=/usr/lib/postgresql/$pg/bin
 primary_base=$(realpath -m "${CODESIFT_DB_DIR:-$root/.pgdata}")
 primary_port=${CODESIFT_DB_PORT:-54329}
 base=$(realpath -m "${CODESIFT_REPLICA_DIR:-$root/.pgreplica}")
@@ -35,25 +31,18 @@ dbname=codesift
 
 say() { printf '[replica] %s\n' "$*" >&2; }
 die() { printf 'codesift replica: %s\n' "$*" >&2; exit 1; }
+. "$root/scripts/cluster.sh"
 
 case "$port" in '' | *[!0-9]*) die "CODESIFT_REPLICA_PORT must be a port number (got '$port')" ;; esac
 [ "$base" != "$primary_base" ] || die "CODESIFT_REPLICA_DIR must differ from the primary's folder"
 
-me=$(id -un)
-is_root() { [ "$(id -u)" -eq 0 ]; }
 [ -d "$primary_base/data" ] || die "no embedded cluster in $primary_base: start it first (make db)"
 owner=$(stat -c %U "$primary_base/data")
 
-as_owner() {
-  local env=(env PYTHONPATH="$root/plpython:$root/.server-python" HF_HUB_OFFLINE=1
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1)
-  if [ "$me" = "$owner" ]; then "${env[@]}" "$@"
-  elif is_root; then runuser -u "$owner" -- "${env[@]}" "$@"
-  else die "the primary belongs to the OS user $owner: run this as $owner or as root"; fi
-}
+owned_what="the primary"
 
 dsn_for() { echo "postgresql://$1@/$dbname?host=$run&port=$port"; }
-is_running() { [ -f "$data/postmaster.pid" ] && as_owner "$pg_bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
+is_running() { running_in "$data"; }
 
 start() {
   "$pg_bin/pg_isready" -q -h "$primary_base/run" -p "$primary_port" ||
@@ -98,14 +87,7 @@ shared_buffers = 256MB" | as_owner sh -c 'umask 077; cat >"$1"' sh "$data/codesi
   echo "export CODESIFT_READ_DSN='$(dsn_for postgres)'"
 }
 
-stop() {
-  if is_running; then
-    as_owner "$pg_bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
-    say "stopped"
-  else
-    say "not running"
-  fi
-}
+stop() { stop_in "$data"; }
 
 case "${1:-}" in
   start) start ;;
