@@ -254,15 +254,9 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
     )
     go_module = import_resolution.go_module_path(go_mod[0]["content"]) if go_mod else None
     by_file: dict[tuple[str, str], list[dict]] = {}
-    imports = (
-        plpy.execute(
-            plpy.prepare(plans.load("live_imports"), ["bigint", "bigint"]), [repository_id, tenant]
-        )
-        if sources is None
-        else plpy.execute(
-            plpy.prepare(plans.load("live_imports_of"), ["bigint", "bigint", "text[]"]),
-            [repository_id, tenant, sources],
-        )
+    imports = plpy.execute(
+        plpy.prepare(plans.load("live_imports"), ["bigint", "bigint", "text[]"]),
+        [repository_id, tenant, sources],
     )
     for r in imports:
         by_file.setdefault((r["path"], r["language"]), []).append(
@@ -288,16 +282,10 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
             resolved.append((path, edge["target"], edge["names"]))
     for edge in _derived_edges(plpy, repository_id, tenant, paths, resolved, sources):
         add(*edge[:3], [], None, edge[3])
-    if sources is None:
-        plpy.execute(
-            plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint"]),
-            [repository_id, tenant],
-        )
-    else:
-        plpy.execute(
-            plpy.prepare(plans.load("delete_edges_of"), ["bigint", "bigint", "text[]"]),
-            [repository_id, tenant, sources],
-        )
+    plpy.execute(
+        plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint", "text[]"]),
+        [repository_id, tenant, sources],
+    )
     if cols[0]:
         plan = plpy.prepare(
             plans.load("insert_edges"),
