@@ -137,6 +137,32 @@ def test_guard_keeps_one_legs_clear_hit_above_moderate_agreement():
     assert small_k.index("clear.py") < rrf.index("clear.py")
 
 
+def test_file_consensus_lifts_a_file_both_legs_find_over_one_leg_finds():
+    # a.py: the lexical leg's first symbol and the dense leg's second; b.py: the dense leg's
+    # first. Over rows, a.py's and b.py's best tie; over files, both legs find a.py
+    legs = {
+        "lex_sym": [{"symbol_id": 1, "score": 9.0}],
+        "dense_sym": [{"symbol_id": 2, "distance": 0.1}, {"symbol_id": 3, "distance": 0.2}],
+        "lex_file": [],
+        "dense_file": [],
+    }
+    items = fusion.fuse(legs, 1.0, 1.0)
+    paths = {1: "a.py", 2: "b.py", 3: "a.py"}
+    for key, item in items.items():
+        item.update({"repository_id": 1, "path": paths[key[1]], "start_line": key[1]})
+    assert items[("s", 1)]["rrf"] == items[("s", 2)]["rrf"]
+    fusion.file_consensus(items, 1.0, 1.0)
+    assert items[("s", 1)]["rrf"] > items[("s", 3)]["rrf"] > items[("s", 2)]["rrf"]
+    assert items[("s", 1)]["file_rrf"] == pytest.approx(1 / 61 + 1 / 62)
+    assert items[("s", 2)]["file_rrf"] == pytest.approx(1 / 61)
+    # a leg switched off counts for nothing
+    again = fusion.fuse(legs, 1.0, 0.0)
+    for key, item in again.items():
+        item.update({"repository_id": 1, "path": paths[key[1]], "start_line": key[1]})
+    fusion.file_consensus(again, 1.0, 0.0)
+    assert again[("s", 2)]["file_rrf"] == 0
+
+
 def test_convex_fusion_is_a_mean_of_normalised_scores():
     items = fusion.fuse(_legs(["a.py", "b.py", "c.py"], ["c.py", "a.py"]), 1.0, 1.0, "convex")
     assert items[("f", 1, "a.py")]["rrf"] == pytest.approx((1.0 + 0.0) / 2)

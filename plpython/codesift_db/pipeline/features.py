@@ -16,6 +16,7 @@ FEATURES = (
     "fusion",  # codesift.fusion's choice instead of RRF k = 60
     "kinds",  # the file-kind prior (docs, templates, configuration below code)
     "evidence",  # file ranking from aggregated symbol evidence
+    "consensus",  # each leg's file ranking fused too (pipeline/fusion.py file_consensus)
     "pack",  # the pack keeps a large file's best symbols
     # the graph beyond imports: each edge kind (pipeline/graph.py EDGE_KINDS)
     "tests",  # a test to the code it tests

@@ -8,13 +8,19 @@
   under candidates that both legs rank moderately (nor lifted above what both rank first);
 * convex: a weighted mean of each leg's scores normalised to [0, 1] within the leg and tier.
 
-A third leg, `mention`, holds the files a long question names (pipeline/question.py)."""
+A third leg, `mention`, holds the files a long question names (pipeline/question.py).
+
+File consensus (`consensus`, after hydration gives every candidate its path): each leg's
+ranking of files (a file's best rank in the leg, either tier) is fused by RRF too, and a
+candidate's score gains CONSENSUS_WEIGHT times its file's: a file that both legs rank at the
+top is not outranked by another file's symbol that both legs rank only moderately."""
 
 RRF_K = 60
 SMALL_K = 10
 GUARD_TOP = 3
 GUARD_SLACK = 3
 LEGS = ("lexical", "dense", "mention")
+CONSENSUS_WEIGHT = 1.0
 
 
 def rrf(ranks: dict, weights: dict, k: int = RRF_K) -> float:
@@ -105,3 +111,24 @@ def fuse(
             item["rrf"] = rrf(ranks, weights)
         del item["norm"]
     return items
+
+
+def file_consensus(items: dict, lexical_weight: float, dense_weight: float, mention_weight=1.0):
+    """Add CONSENSUS_WEIGHT x the RRF of each leg's file ranking to every candidate's `rrf`
+    (kept apart in `file_rrf` for `why`)."""
+    weights = {"lexical": lexical_weight, "dense": dense_weight, "mention": mention_weight}
+    best: dict[tuple, dict[str, int]] = {}
+    for item in items.values():
+        ranks = best.setdefault((item["repository_id"], item["path"]), {})
+        for leg in LEGS:
+            rank = item.get(f"{leg}_rank")
+            if rank is not None and rank < ranks.get(leg, rank + 1):
+                ranks[leg] = rank
+    for leg in LEGS:  # a leg's file ranking: files in order of their best rank in it
+        ordered = sorted((r[leg], f) for f, r in best.items() if leg in r)
+        for place, (_, f) in enumerate(ordered, 1):
+            best[f][leg] = place
+    for item in items.values():
+        ranks = best[(item["repository_id"], item["path"])]
+        item["file_rrf"] = rrf(ranks, weights)
+        item["rrf"] += CONSENSUS_WEIGHT * item["file_rrf"]

@@ -15,6 +15,7 @@ def why(item: dict) -> dict:
         "dense_rank": item.get("dense_rank"),
         "dense_distance": item.get("dense_distance"),
         "rrf": item.get("rrf"),
+        "file_rrf": item.get("file_rrf"),
         "recency": item.get("recency"),
         "age_days": item.get("age_days"),
         "path_prior": item.get("prior"),

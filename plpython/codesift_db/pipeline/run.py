@@ -4,7 +4,7 @@ packing; what pack_context and explain_context run)."""
 
 from .. import diversity, packing
 from . import coverage, features, question
-from .fusion import fuse
+from .fusion import file_consensus, fuse
 from .graph import expand_graph
 from .hydrate import file_tokens, hydrate
 from .legs import legs
@@ -42,6 +42,8 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         found["mention"] = mentioned_files(plpy, tenant, repo_ids, reading.mentions)
     items = fuse(found, p.lexical_weight, p.dense_weight, feats.fusion)
     hydrate(plpy, items, tenant, repo_ids, file_tokens(p.token_budget))
+    if feats.on("consensus"):
+        file_consensus(items, p.lexical_weight, p.dense_weight)
     apply_recency(
         plpy,
         items,
