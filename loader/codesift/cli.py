@@ -197,7 +197,8 @@ def index(
     ] = False,
 ) -> None:
     """Index a git repository: push new blobs (symbols and imports are extracted in the
-    database), record the tree at REF, resolve its edges (imports, tests, co-change); with --wait, embed what is new.
+    database), record the tree at REF, resolve its edges (imports, tests, co-change); with
+    --wait, embed what is new.
     Skips vendored folders, minified bundles, lockfiles, generated files and files of one
     long line by default; a .codesiftignore (gitignore syntax, `!` re-includes) adds rules."""
     from . import git

@@ -115,7 +115,7 @@ def usage_edges(texts: dict[str, str], defined: dict[str, list[str]]) -> list[tu
 def reference_edges(imports: Iterable[tuple], defined: dict[str, list[str]]) -> list[tuple]:
     """references: (source, target, names) import edges whose names the target does not
     define -> the files under the target's folder that do (re-exports)."""
-    out = {}
+    out: dict[tuple[str, str], float] = {}
     for source, target, names in imports:
         folder = target.rsplit("/", 1)[0] + "/" if "/" in target else ""
         for name in names or ():

@@ -280,8 +280,10 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
         for edge in import_resolution.resolve_imports(path, imps, language, paths, go_module):
             add(path, edge["target"], edge["relation"], edge["names"], edge["line"], 1.0)
             resolved.append((path, edge["target"], edge["names"]))
-    for edge in _derived_edges(plpy, repository_id, tenant, paths, resolved, sources):
-        add(*edge[:3], [], None, edge[3])
+    for source, target, relation, weight in _derived_edges(
+        plpy, repository_id, tenant, paths, resolved, sources
+    ):
+        add(source, target, relation, [], None, weight)
     plpy.execute(
         plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint", "text[]"]),
         [repository_id, tenant, sources],
