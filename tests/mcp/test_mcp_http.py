@@ -6,8 +6,10 @@ import asyncio
 
 import psycopg
 import pytest
+from codesift.indexer import index_repository
 from codesift.mcp_tokens import create_token
 
+from tests.conftest import commit, git, write_files
 from tests.mcp.harness import http_server, http_session, text_of
 from tests.security.two_tenants import index_two_tenants
 
@@ -98,3 +100,58 @@ def test_interleaved_concurrent_requests_never_cross(dsn, two):
     # every answer had its own tenant's secret file (the answers are real, not empty)
     own = [name for name, paths, _ in results if f"app/secret_{name}.py" in paths]
     assert len(own) == 2 * calls
+
+
+def test_another_tenants_ref_is_unknown_and_hostile_refs_fail_cleanly(dsn, two):
+    tenants, tokens = two
+    globex = tenants["globex"]
+    git(globex.root, "checkout", "-q", "-b", "globex-only")
+    write_files(globex.root, {"app/branch_only.py": "def branch_only_marker():\n    return 1\n"})
+    commit(globex.root, "a branch only globex has")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("set role codesift_loader")
+        index_repository(
+            conn,
+            globex.root,
+            name="shared",
+            tenant="globex",
+            ref="globex-only",
+            embed=False,
+            show_progress=False,
+        )
+    asks = {
+        "foreign": "globex-only",
+        "long": "r" * 100_000,
+        "quote": "HEAD' or '1'='1",
+        "nul": "HEAD\x00",
+    }
+
+    async def run(url):
+        out = {}
+        async with http_session(url, tokens["acme"]) as s:
+            for key, ref in asks.items():
+                out[key] = await s.call_tool(
+                    "search_code", {"question": "branch_only_marker", "repo": "shared", "ref": ref}
+                )
+        async with http_session(url, tokens["globex"]) as s:
+            out["own"] = await s.call_tool(
+                "search_code",
+                {"question": "branch_only_marker", "repo": "shared", "ref": "globex-only"},
+            )
+        return out
+
+    with http_server(dsn) as url:
+        out = asyncio.run(run(url))
+    for key in asks:
+        assert out[key].is_error, key
+        said = text_of(out[key])
+        assert "branch_only" not in said and "globex" not in said.replace("globex-only", ""), key
+        assert len(said) < 2_000, key
+    # acme hears of its own refs only
+    said = text_of(out["foreign"])
+    assert "has no indexed ref" in said and "indexed refs: HEAD" in said
+    assert "globex-only" not in said.split("indexed refs:")[1]
+    own = out["own"]
+    assert not own.is_error, text_of(own)
+    assert {r["ref"] for r in own.structured_content["rows"]} == {"globex-only"}
+    assert "app/branch_only.py" in {r["path"] for r in own.structured_content["rows"]}
