@@ -21,8 +21,9 @@ MAX_DEFINERS = 2  # a name defined in more files than this says nothing about wh
 MAX_TEST_TARGETS = 3  # files a test reaches by the names it uses, most names first
 MIN_NAMES_USED = 2  # one shared name is a coincidence
 NAMES_FOR_FULL_WEIGHT = 8
-MAX_TEST_FILES = 5_000  # a bound on the text read per ref
-MAX_TEST_CHARS = 200_000
+MAX_TEST_FILES = 5_000  # bounds on the text read per ref
+MAX_TEST_CHARS = 200_000  # of one test file
+MAX_TEST_TEXT = 20_000_000  # of all of them
 PACKAGE_FILES = ("__init__", "index", "mod", "lib", "main")
 TEST_MARKERS = re.compile(r"^(test_|tests_|test-)|(_test|_tests|-test|\.test|\.spec|_spec)$")
 CLASS_TEST_SUFFIX = re.compile(r"(?<=[a-z0-9])Tests?$")

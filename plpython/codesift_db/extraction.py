@@ -307,16 +307,28 @@ def _derived_edges(plpy, repository_id, tenant, paths, imports, sources) -> list
             [repository_id, tenant],
         )
     )
-    tests = derived_edges.wanted_tests(paths, only)
-    texts = {
-        r["path"]: r["content"]
-        for r in plpy.execute(
-            plpy.prepare(plans.load("live_test_texts"), ["bigint", "bigint", "text[]", "int"]),
-            [repository_id, tenant, tests, derived_edges.MAX_TEST_CHARS],
-        )
-    }
-    edges = derived_edges.naming_edges(paths, only) + derived_edges.usage_edges(texts, defined)
-    edges += derived_edges.reference_edges(imports, defined)
+    edges = derived_edges.naming_edges(paths, only) + derived_edges.reference_edges(
+        imports, defined
+    )
+    # the tests' text in batches, up to MAX_TEST_TEXT characters in all: bounded memory
+    # and work whatever the size of the test suite
+    cursor = plpy.cursor(
+        plpy.prepare(plans.load("live_test_texts"), ["bigint", "bigint", "text[]", "int"]),
+        [
+            repository_id,
+            tenant,
+            derived_edges.wanted_tests(paths, only),
+            derived_edges.MAX_TEST_CHARS,
+        ],
+    )
+    read = 0
+    while read < derived_edges.MAX_TEST_TEXT:
+        batch = cursor.fetch(100)
+        if not batch:
+            break
+        texts = {r["path"]: r["content"] for r in batch}
+        read += sum(len(t) for t in texts.values())
+        edges += derived_edges.usage_edges(texts, defined)
     # one edge per pair and relation: the strongest
     best: dict[tuple, tuple] = {}
     for e in edges:

@@ -116,3 +116,13 @@ def test_the_walk_follows_imports_and_only_the_edge_kinds_switched_on():
     assert graph.relations(Off()) == [*graph.IMPORT_RELATIONS, *graph.EDGE_KINDS]
     assert graph.relations(Off(*graph.EDGE_KINDS)) == list(graph.IMPORT_RELATIONS)
     assert graph.edge_weight([]) == 1.0
+
+
+def test_the_tests_read_for_usage_edges_are_bounded():
+    paths = [f"tests/test_m{i}.py" for i in range(d.MAX_TEST_FILES + 100)] + ["src/m.py"]
+    wanted = d.wanted_tests(paths, None)
+    assert len(wanted) == d.MAX_TEST_FILES and "src/m.py" not in wanted
+    assert d.wanted_tests(paths, frozenset({"tests/test_m7.py"})) == ["tests/test_m7.py"]
+    huge = {"tests/test_big.py": "charge_card " * 1_000_000}
+    edges = d.usage_edges(huge, {"charge_card": ["pay.py"]})
+    assert edges == []  # one name used, however often, is not enough
