@@ -1,7 +1,8 @@
 #!/bin/sh
 # Issue 16's evaluation in one go: every arm under today's engine and the new one, the
 # ablations (each feature off alone) and the fusion alternatives, on express-10, gin-23 and
-# the SWE-bench dev instances whose checkouts are given, plus the plain file-level BM25 arm.
+# the SWE-bench dev instances whose checkouts are given (resumable: a checkpoint of finished
+# queries), plus the plain file-level BM25 arm.
 #
 #   bench/quality_eval.sh EXPRESS_CHECKOUT GIN_CHECKOUT [NAME=CHECKOUT ...]
 #
@@ -12,9 +13,10 @@ express=$1
 gin=$2
 shift 2
 out=${OUT:-bench/results}
-engines=today,new,no-question,no-kinds,no-pack,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
+engines=today,new,no-consensus,no-question,no-kinds,no-pack,no-tests,no-references,no-co_change,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
 run() {
-    .venv/bin/python bench/eval.py --engines "$engines" --engine-arms hybrid,pack "$@"
+    .venv/bin/python bench/eval.py --engines "$engines" --engine-arms hybrid,pack \
+        --arms bm25_files,lexical,lexical_tsrank,dense,hybrid,pack,peer,pack_lexical "$@"
 }
 run --queries bench/queries/express.json --repo-path "$express" \
     --out "$out/quality-express-10.json" --details "$out/quality-express-10-details.json"
@@ -24,6 +26,6 @@ if [ $# -gt 0 ]; then
     repos=""
     for pair in "$@"; do repos="$repos --repo-path $pair"; done
     # shellcheck disable=SC2086
-    run --queries bench/queries/swebench-dev.json $repos \
-        --out "$out/quality-swebench.json" --details "$out/quality-swebench-details.json"
+    run --queries bench/queries/swebench-dev.json $repos --checkpoint "${CHECKPOINT:-/tmp/codesift-swebench.jsonl}" \
+        --out "$out/quality-swebench-72.json" --details "$out/quality-swebench-details.json"
 fi
