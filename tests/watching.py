@@ -18,6 +18,21 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 ROOT = Path(__file__).resolve().parents[1]
 CODESIFT = ROOT / ".venv" / "bin" / "codesift"
+
+
+def run_codesift(dsn: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The codesift CLI against dsn, to its end: (returncode, stdout, stderr)."""
+    return subprocess.run(
+        [str(CODESIFT), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CODESIFT_DSN": dsn},
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 DEADLINE = 120.0  # seconds: a loaded 2-core host; never a measurement
 
 T = TypeVar("T")

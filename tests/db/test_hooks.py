@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import write_files
-from tests.watching import CODESIFT, Asker, live_paths, poll
+from tests.watching import Asker, live_paths, poll
+from tests.watching import run_codesift as _cli
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
@@ -29,17 +30,6 @@ def _git(root: Path, dsn: str, *args: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         timeout=60,
-    )
-
-
-def _cli(dsn: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(CODESIFT), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "CODESIFT_DSN": dsn},
-        timeout=120,
     )
 
 

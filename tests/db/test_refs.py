@@ -1,8 +1,6 @@
 """Refs: many branches and commits of one repository in one index; every query asks at
 a ref. Real git repositories with two branches that differ in three files."""
 
-import os
-import subprocess
 from pathlib import Path
 
 import psycopg
@@ -12,8 +10,7 @@ from codesift.tenants import forget_repository
 
 from tests.conftest import commit, git, write_files
 from tests.security.two_tenants import counts
-
-CODESIFT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "codesift"
+from tests.watching import run_codesift as _cli
 
 MAIN = {
     "shop/cart.py": "def cart_total(items):\n    return sum(i.price for i in items)  # mainline\n",
@@ -167,16 +164,6 @@ def test_the_worktree_is_its_own_ref(db, dsn, shop):
     assert any("mainline" in r[3] for r in committed)
     assert not any("uncommitted" in r[3] for r in committed)
     assert any("uncommitted" in r[3] for r in uncommitted)
-
-
-def _cli(dsn, *args):
-    return subprocess.run(
-        [str(CODESIFT), *args],
-        env={**os.environ, "CODESIFT_DSN": dsn},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_the_cli_indexes_refs_and_all_branches_and_forgets_one(db, dsn, shop):

@@ -1,30 +1,14 @@
 """The loader, ask, status and forget run without superuser: as codesift_loader, directly
 or switched to from a superuser DSN, under row-level security."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import psycopg
 import pytest
 from codesift.db import acting_as_loader
 from psycopg.conninfo import make_conninfo
 
+from tests.watching import run_codesift as _cli
+
 from .two_tenants import COMMON, secret_files
-
-CODESIFT = Path(sys.executable).with_name("codesift")
-
-
-def _cli(dsn, *args):
-    return subprocess.run(
-        [str(CODESIFT), *args],
-        env={**os.environ, "CODESIFT_DSN": dsn},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def test_a_superuser_connection_works_as_the_loader_under_rls(db):

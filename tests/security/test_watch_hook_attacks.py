@@ -7,24 +7,13 @@ for; watch handles batches in order, so by then the hostile events were handled.
 """
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import commit, git, write_files
-from tests.watching import CODESIFT, Watch, live_paths, poll, stored_text
-
-
-def _cli(dsn: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(CODESIFT), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "CODESIFT_DSN": dsn},
-        timeout=120,
-    )
+from tests.watching import Watch, live_paths, poll, stored_text
+from tests.watching import run_codesift as _cli
 
 
 @pytest.mark.parametrize(
