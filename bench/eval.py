@@ -500,11 +500,13 @@ def _read_checkpoint(path: str | None, labels: list) -> dict[str, tuple[dict, di
     for line in Path(path).read_text().splitlines():
         try:
             entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # the line a crash cut short: that query runs again
-        if set(entry["results"]) >= wanted:
-            results = {k: m.QueryResult(**v) for k, v in entry["results"].items() if k in wanted}
-            done[entry["id"]] = (results, entry["info"])
+            if set(entry["results"]) >= wanted:
+                results = {
+                    k: m.QueryResult(**v) for k, v in entry["results"].items() if k in wanted
+                }
+                done[entry["id"]] = (results, entry["info"])
+        except (json.JSONDecodeError, TypeError, KeyError, AttributeError):
+            continue  # a line a crash cut short, or not one of ours: that query runs again
     return done
 
 

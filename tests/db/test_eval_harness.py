@@ -201,6 +201,7 @@ def test_a_checkpoint_resumes_after_the_queries_it_holds(dsn, make_repo, tmp_pat
         q["query"] = "zzzqqq unmatched words"
     queries.write_text(json.dumps(changed))
     with checkpoint.open("a") as f:
+        f.write('{"other": 1}\n[1, 2]\n{"id": 3, "results": {"lexical": 1}, "info": {}}\n')
         f.write('{"id": "shop-sem-01", "resu')  # the line a crash cut short
     assert harness.main(argv) == 0
     ranks = {q["id"]: q["first_hit_rank"] for q in json.loads(out.read_text())["queries"]}
