@@ -14,6 +14,11 @@ The inner `order by <=> limit k` is what the index serves; the SQL functions tha
 (sql/idempotent/004-dense.sql) set hnsw.iterative_scan = relaxed_order, so that filters
 rejecting rows still yield k of them, and re-sort the relaxed order outside; they plan with
 force_custom_plan, which the unfiltered statement overrides for its own call.
+
+A tenant holding a small share of a shared index is read exactly instead: the walk, filtered
+to a share s of the rows, visits about k / s of them before it holds k (and stops early at
+pgvector's scan limits, missing near rows), while an exact sort reads only the tenant's rows.
+So a tenant of n rows in a table of N is sorted exactly when n <= k * N / n.
 """
 
 from functools import lru_cache
@@ -48,19 +53,44 @@ def _statement(name: str, k: int, filters: frozenset) -> str:
     return "".join(lines).replace("{{ k }}", str(k))
 
 
-def _in_use(**filters) -> frozenset:
-    return frozenset(name for name, value in filters.items() if value is not None)
+def _in_use(exact: bool, **filters) -> frozenset:
+    names = {name for name, value in filters.items() if value is not None}
+    return frozenset(names | {"exact" if exact else "index"})
 
 
-def symbols_query(k: int, path_prefix=None, language=None, kinds=None) -> str:
+def symbols_query(k: int, path_prefix=None, language=None, kinds=None, exact=False) -> str:
     """The symbols statement with only the filters in use ($1..$7 are always declared)."""
-    in_use = _in_use(path_prefix=path_prefix, language=language, kinds=kinds)
+    in_use = _in_use(exact, path_prefix=path_prefix, language=language, kinds=kinds)
     return _statement("dense_symbols", _limit(k), in_use)
 
 
-def files_query(k: int, path_prefix=None, language=None) -> str:
+def files_query(k: int, path_prefix=None, language=None, exact=False) -> str:
     """The files statement with only the filters in use ($1..$6 are always declared)."""
-    return _statement("dense_files", _limit(k), _in_use(path_prefix=path_prefix, language=language))
+    in_use = _in_use(exact, path_prefix=path_prefix, language=language)
+    return _statement("dense_files", _limit(k), in_use)
+
+
+# the table's rows (the planner's estimate; 0 on a Citus coordinator, whose shards each hold
+# few tenants: the walk is kept there) and the tenant's (corpus_stats)
+TABLE_ROWS = (
+    "select greatest(reltuples, 0)::float8 as n from pg_catalog.pg_class where oid = $1::regclass"
+)
+TENANT_ROWS = (
+    "select docs::float8 as n from codesift.corpus_stats where tenant_id = $1 and tier = $2"
+)
+
+
+def exact_is_cheaper(tenant_rows: float, table_rows: float, k: int) -> bool:
+    """Whether sorting the tenant's rows reads fewer than the filtered index walk would."""
+    return 0 < tenant_rows and tenant_rows * tenant_rows <= k * table_rows
+
+
+def _exact(plpy, tenant, tier: str, table: str, k: int) -> bool:
+    total = plans.run(plpy, TABLE_ROWS, ["text"], [table])[0]["n"]
+    if not total:
+        return False
+    rows = plans.run(plpy, TENANT_ROWS, ["bigint", "text"], [tenant, tier])
+    return bool(rows) and exact_is_cheaper(rows[0]["n"], total, k)
 
 
 def _execute(plpy, query: str, types: list, args: list, filtered: bool):
@@ -75,7 +105,8 @@ def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, languag
     """(symbol_id, distance) of the k nearest live symbols passing the filters."""
     if k is not None and k < 1:
         return []
-    query = symbols_query(k, path_prefix, language, kinds)
+    exact = _exact(plpy, tenant, "symbol", "codesift.code_symbols", k)
+    query = symbols_query(k, path_prefix, language, kinds, exact)
     args = [embedding, tenant, model, repository_ids, path_prefix, language, kinds]
     filtered = path_prefix is not None or language is not None or kinds is not None
     return _execute(plpy, query, SYMBOL_TYPES, args, filtered)
@@ -85,7 +116,8 @@ def files(plpy, tenant, embedding, model, repository_ids, path_prefix, language,
     """(repository_id, path, distance) of the live files holding the k nearest blobs."""
     if k is not None and k < 1:
         return []
-    query = files_query(k, path_prefix, language)
+    exact = _exact(plpy, tenant, "file", "codesift.blobs", k)
+    query = files_query(k, path_prefix, language, exact)
     args = [embedding, tenant, model, repository_ids, path_prefix, language]
     filtered = path_prefix is not None or language is not None
     return _execute(plpy, query, FILE_TYPES, args, filtered)

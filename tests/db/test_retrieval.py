@@ -240,6 +240,65 @@ def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
     assert found == 50
 
 
+def test_a_small_tenant_in_a_crowded_index_gets_its_true_nearest_rows(db, indexed):
+    """acme's few symbols among 4,000 of another tenant: a walk that gives up after 100
+    tuples (a stand-in for pgvector's scan limits on a large table) would find almost none
+    of acme's, so the leg sorts acme's rows exactly."""
+    acme = indexed["tenant"]
+    crowd = db.execute("insert into tenants (name) values ('crowd') returning id").fetchone()[0]
+    db.execute("insert into repositories (tenant_id, name) values (%s, 'many')", (crowd,))
+    db.execute(
+        "insert into blobs (tenant_id, sha, size, content, path_hint)"
+        " select %s, lpad(to_hex(g), 40, '0'), 10, 'crowd ' || g, 'f' || g || '.txt'"
+        " from generate_series(1, 4000) g",
+        (crowd,),
+    )
+    # the crowd sits nearer the question than any of acme's rows: a walk meets it first
+    query = db.execute("select embed_query('follow redirects')").fetchone()[0]
+    db.execute(
+        "insert into code_symbols (tenant_id, blob_sha, name, qualified_name, kind,"
+        " start_line, end_line, body, embedding_model, embedding)"
+        " select %s, sha, 'crowd', 'crowd', 'function', 1, 1, content, 'all-MiniLM-L6-v2',"
+        " (select array_agg(q[i] + (random() - 0.5) * 0.02)::vector(384)"
+        "  from generate_series(1, 384) i where sha is not null)"
+        " from blobs, (select %s::vector::real[] as q) as v where tenant_id = %s",
+        (crowd, query, crowd),
+    )
+    db.execute(
+        "insert into files (repository_id, tenant_id, path, blob_sha)"
+        " select r.id, r.tenant_id, b.path_hint, b.sha from repositories r"
+        " join blobs b on b.tenant_id = r.tenant_id where r.tenant_id = %s",
+        (crowd,),
+    )
+    db.execute("analyze")
+    repo = db.execute(
+        "select id from repositories where tenant_id = %s and name = 'requestsish'", (acme,)
+    ).fetchone()[0]
+    truth = [
+        r[0]
+        for r in db.execute(
+            "select s.id from code_symbols s join live_files v"
+            " on v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha"
+            " where s.tenant_id = %s and v.repository_id = %s and s.embedding is not null"
+            " order by s.embedding <=> %s::vector, s.id limit 5",
+            (acme, repo, query),
+        )
+    ]
+    assert len(truth) == 5
+    db.execute("set hnsw.max_scan_tuples = 100")
+    found = db.execute(
+        "select symbol_id from _dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, null, 5)",
+        (acme, query, [repo]),
+    ).fetchall()
+    files = db.execute(
+        "select count(*) from _dense_files(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, 5)",
+        (acme, query, [repo]),
+    ).fetchone()[0]
+    db.execute("reset hnsw.max_scan_tuples")
+    assert [r[0] for r in found] == truth
+    assert files == 5
+
+
 @pytest.mark.parametrize(
     "query",
     [

@@ -146,6 +146,21 @@ def test_dense_statements_keep_only_the_filters_in_use():
     assert "$5" not in _code(dense.files_query(30, language="go"))
 
 
+def test_dense_statements_walk_the_index_or_sort_exactly():
+    walk, exact = _code(dense.symbols_query(40)), _code(dense.symbols_query(40, exact=True))
+    assert "order by s.embedding <=> $1\n" in walk and "+ 0" not in walk
+    assert "order by (s.embedding <=> $1) + 0\n" in exact and "<=> $1\n" not in exact
+    assert "order by (bl.embedding <=> $1) + 0\n" in _code(dense.files_query(30, exact=True))
+
+
+def test_a_tenant_with_a_small_share_of_the_index_is_sorted_exactly():
+    assert dense.exact_is_cheaper(800, 240_000, 40)  # the walk would visit ~12,000 rows
+    assert not dense.exact_is_cheaper(60_000, 240_000, 40)
+    assert not dense.exact_is_cheaper(100_000, 100_000, 40)  # one tenant: the walk
+    assert not dense.exact_is_cheaper(0, 240_000, 40)  # no statistics yet
+    assert not dense.exact_is_cheaper(500, 0, 40)  # a Citus coordinator's empty shell table
+
+
 @pytest.mark.parametrize("k", [0, -1, True, 2.5, "3", None])
 def test_dense_k_must_be_a_positive_integer(k):
     with pytest.raises(ValueError):
