@@ -42,7 +42,7 @@ def _limit(k) -> int:
 
 
 @lru_cache(maxsize=64)
-def _statement(name: str, k: int, filters: frozenset) -> str:
+def _statement(name: str, k: int, filters: frozenset, exact: bool) -> str:
     """sql/NAME.sql with k written in and only the lines of the filters in use."""
     lines = []
     for line in plans.load(name).splitlines(keepends=True):
@@ -50,24 +50,24 @@ def _statement(name: str, k: int, filters: frozenset) -> str:
         if marker and wanted.strip() not in filters:
             continue
         lines.append(code.rstrip() + "\n" if marker else line)
-    return "".join(lines).replace("{{ k }}", str(k))
+    text = "".join(lines).replace("{{ k }}", str(k))
+    return text.replace("{{ exact }}", "+" if exact else "")
 
 
-def _in_use(exact: bool, **filters) -> frozenset:
-    names = {name for name, value in filters.items() if value is not None}
-    return frozenset(names | {"exact" if exact else "index"})
+def _in_use(**filters) -> frozenset:
+    return frozenset(name for name, value in filters.items() if value is not None)
 
 
 def symbols_query(k: int, path_prefix=None, language=None, kinds=None, exact=False) -> str:
     """The symbols statement with only the filters in use ($1..$7 are always declared)."""
-    in_use = _in_use(exact, path_prefix=path_prefix, language=language, kinds=kinds)
-    return _statement("dense_symbols", _limit(k), in_use)
+    in_use = _in_use(path_prefix=path_prefix, language=language, kinds=kinds)
+    return _statement("dense_symbols", _limit(k), in_use, exact)
 
 
 def files_query(k: int, path_prefix=None, language=None, exact=False) -> str:
     """The files statement with only the filters in use ($1..$6 are always declared)."""
-    in_use = _in_use(exact, path_prefix=path_prefix, language=language)
-    return _statement("dense_files", _limit(k), in_use)
+    in_use = _in_use(path_prefix=path_prefix, language=language)
+    return _statement("dense_files", _limit(k), in_use, exact)
 
 
 # the table's rows (the planner's estimate; 0 on a Citus coordinator, whose shards each hold

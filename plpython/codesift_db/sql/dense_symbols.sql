@@ -1,8 +1,8 @@
 -- The dense leg over symbols (dense.py): the k nearest live symbols of tenant $2 by
 -- embedding $1 of model $3, in repositories $4, passing the filters. A line commented
 -- 'only with X' is kept only when filter X is given ($5 path prefix, $6 language, $7
--- kinds; every parameter is declared either way; 'index' walks the HNSW index, 'exact' sorts
--- the rows that pass); k is written in.
+-- kinds; every parameter is declared either way); k is written in, and a unary plus
+-- before the distance when the rows that pass are sorted exactly (the index cannot serve it).
 select
     d.id as symbol_id,
     d.distance
@@ -22,8 +22,7 @@ from (
                 and starts_with(v.path, $5)  -- only with path_prefix
                 and v.language = $6  -- only with language
         )
-    order by s.embedding <=> $1  -- only with index
-    order by (s.embedding <=> $1) + 0  -- only with exact
+    order by {{ exact }}(s.embedding <=> $1)
     limit {{ k }}
 ) as d
 order by d.distance asc, d.id asc
