@@ -13,11 +13,11 @@ one only with the items already kept; the first applicable rule decides:
 
 1. 'pruned:file_in_pack': the item is not a whole file (kind != 'file') and a whole-file item
    (kind == 'file') of the same path is already kept.
-2. 'pruned:overlap': a kept item of the same path shares at least half of the lines of the
-   smaller of the two ranges. Containment (a method inside a kept class, a duplicate range)
-   is the 100 % case; so is a class or a whole file that contains an already-kept, more
-   relevant method. Ranges overlapping by less than half of the smaller one are both kept:
-   each is mostly new text.
+2. 'pruned:overlap': a kept item of the same path already holds at least half of the
+   item's lines. Containment (a method inside a kept class, a duplicate range) is the 100 %
+   case. A class or a whole file around an already-kept, more relevant method is kept when
+   the method is less than half of it: it is mostly new text (the callers a fix needs are
+   often beside the method that matched), and the method's lines are repeated.
 3. 'pruned:jaccard': the token-Jaccard similarity with a kept item (any path) is >= threshold,
    e.g. copy-pasted boilerplate or the same function vendored twice.
 4. otherwise 'kept'.
@@ -177,7 +177,7 @@ def prune(items: list[dict], threshold: float = DEFAULT_THRESHOLD) -> list[dict]
         else:
             for k_start, k_end, k_id in kept_ranges.get(path, ()):
                 shared = min(end, k_end) - max(start, k_start) + 1
-                if shared > 0 and 2 * shared >= min(end - start, k_end - k_start) + 1:
+                if shared > 0 and 2 * shared >= end - start + 1:  # half of this item
                     decision, by = PRUNED_OVERLAP, k_id
                     break
 

@@ -375,9 +375,12 @@ def test_a_200k_question_of_identifiers_and_frames_answers_in_its_tenant(app_con
 def test_globex_finds_its_own_mentioned_file(app_connect, secret):
     conn = app_connect(secret["globex"][0])
     rows = conn.execute(
-        "select path, why from codesift.hybrid_search(%s, repo => 'clique', k => 100)", (HOSTILE,)
+        "select path, symbol, why from codesift.hybrid_search(%s, repo => 'clique', k => 100)",
+        (HOSTILE,),
     ).fetchall()
     assert "secret_globex_1.py" in {r[0] for r in rows}
+    # handler_1, a frame's function, is a definition of globex's alone: named, it is found
+    assert any(r[1] == "handler_1" and r[2].get("mention_rank") for r in rows)
 
 
 @pytest.mark.parametrize("leg", ["_bm25_symbols", "_bm25_files"])

@@ -174,8 +174,8 @@ def _reference_prune(items, threshold):
             for k in kept:
                 ks, ke = k["start_line"], max(k["start_line"], k["end_line"])
                 shared = min(e, ke) - max(s, ks) + 1
-                smaller = min(e - s, ke - ks) + 1
-                if k["path"] == it["path"] and shared > 0 and shared >= smaller / 2:
+                own = e - s + 1
+                if k["path"] == it["path"] and shared > 0 and shared >= own / 2:
                     decision, by = "pruned:overlap", k["id"]
                     break
         if decision == "kept":
@@ -266,11 +266,13 @@ def test_range_contained_in_a_kept_item_is_pruned():
 @pytest.mark.parametrize(
     ("second", "decision"),
     [
-        ((8, 30), "kept"),  # 3 shared lines of the smaller 10: 30 %
-        ((6, 20), "pruned:overlap"),  # 5 of 10: exactly half
-        ((5, 30), "pruned:overlap"),  # 6 of 10
+        ((8, 30), "kept"),  # 3 of its 23 lines already kept
+        ((6, 15), "pruned:overlap"),  # 5 of 10: exactly half
+        ((3, 12), "pruned:overlap"),  # 8 of 10
+        ((6, 20), "kept"),  # 5 of 15: mostly new
         ((11, 20), "kept"),  # adjacent, no shared line
-        ((1, 200), "pruned:overlap"),  # contains the kept range
+        ((2, 9), "pruned:overlap"),  # inside the kept range
+        ((1, 200), "kept"),  # contains the kept range, 190 new lines
     ],
 )
 def test_partial_overlap_rule(second, decision):

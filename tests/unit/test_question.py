@@ -63,6 +63,39 @@ def test_a_long_report_yields_identifiers_frames_errors_and_paths():
     assert "searched the existing issues" not in reading.digest
 
 
+def test_a_long_report_names_definitions_by_frames_backticks_and_dots():
+    reading = question.read(REPORT)
+    for name in ("resolve_redirects", "send", "Session.resolve_redirects", "prepare_method"):
+        assert name in reading.names
+    # prose words, receivers and version numbers name nothing
+    assert "iteration" not in reading.names and not any(
+        n.startswith("self.") for n in reading.names
+    )
+    assert "3.8" not in reading.names
+
+
+def test_a_name_fitting_many_definitions_names_none():
+    def row(i, path, qualified):
+        return {
+            "symbol_id": i,
+            "repository_id": 1,
+            "path": path,
+            "name": qualified.split(".")[-1].lower(),
+            "qualified_name": qualified.lower(),
+        }
+
+    rows = [
+        row(1, "a.py", "Session.send"),
+        row(2, "b.py", "Adapter.send"),
+        row(3, "c.py", "send"),
+        row(4, "d.py", "Pool.send"),
+        row(5, "a.py", "Session.request"),
+    ]
+    assert [r["symbol_id"] for r in mentions._definitions("Session.send", rows)] == [1]
+    assert [r["symbol_id"] for r in mentions._definitions("request", rows)] == [5]
+    assert len(mentions._definitions("send", rows)) == 4 > mentions.AMBIGUOUS
+
+
 def test_signal_terms_come_first_and_weigh_more_than_prose():
     reading = question.read(REPORT)
     terms, weights = question.weighted_terms(REPORT, reading)
@@ -177,6 +210,14 @@ def test_mentioned_files_are_a_leg_of_their_own():
     named = items[("f", 1, "named.py")]
     assert named["mention_rank"] == 1 and named["lexical_rank"] is None
     assert named["rrf"] == pytest.approx(1 / 61)
+
+
+def test_named_definitions_are_symbol_rows_of_the_mention_leg():
+    legs = _legs(["a.py"], [])
+    legs["mention_sym"] = [{"symbol_id": 7, "repository_id": 1, "path": "named.py"}]
+    items = fusion.fuse(legs, 1.0, 1.0)
+    named = items[("s", 7)]
+    assert named["mention_rank"] == 1 and named["rrf"] == pytest.approx(1 / 61)
 
 
 def test_feature_settings():

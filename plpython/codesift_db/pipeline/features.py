@@ -13,6 +13,7 @@ from .params import fail
 
 FEATURES = (
     "question",  # long-question reading: weighted terms, mentioned files, the dense digest
+    "named",  # the definitions a long question names, as candidates (pipeline/mentions.py)
     "fusion",  # codesift.fusion's choice instead of RRF k = 60
     "kinds",  # the file-kind prior (docs, templates, configuration below code)
     "evidence",  # file ranking from aggregated symbol evidence

@@ -8,7 +8,8 @@
   under candidates that both legs rank moderately (nor lifted above what both rank first);
 * convex: a weighted mean of each leg's scores normalised to [0, 1] within the leg and tier.
 
-A third leg, `mention`, holds the files a long question names (pipeline/question.py).
+A third leg, `mention`, holds the files and the definitions a long question names
+(pipeline/question.py, pipeline/mentions.py).
 
 File consensus (`consensus`, after hydration gives every candidate its path): each leg's
 ranking of files (a file's best rank in the leg, either tier) is fused by RRF too, and a
@@ -88,15 +89,13 @@ def fuse(
         norms = _normalised(rows, field, lower) if method == "convex" else [0.0] * len(rows)
         for rank, (r, norm) in enumerate(zip(rows, norms, strict=True), 1):
             add(key_of(r), leg, rank, r[field], norm)
-    mentions = legs.get("mention") or []
-    for rank, r in enumerate(mentions, 1):
-        add(
-            ("f", r["repository_id"], r["path"]),
-            "mention",
-            rank,
-            None,
-            1 - 0.5 * rank / len(mentions),
-        )
+    for name, key_of in (
+        ("mention", lambda r: ("f", r["repository_id"], r["path"])),
+        ("mention_sym", lambda r: ("s", r["symbol_id"])),
+    ):
+        mentions = legs.get(name) or []
+        for rank, r in enumerate(mentions, 1):
+            add(key_of(r), "mention", rank, None, 1 - 0.5 * rank / len(mentions))
     weights = {"lexical": lexical_weight, "dense": dense_weight, "mention": mention_weight}
     for item in items.values():
         ranks = {leg: item[f"{leg}_rank"] for leg in LEGS}

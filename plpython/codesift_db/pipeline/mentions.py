@@ -1,6 +1,12 @@
-"""The files a long question names (a path, a traceback frame's file, a dotted module name)
-as a leg of their own: matched to live paths by file name (sql/mentioned_files.sql), then by
-the rest of the path here; a mention that fits more than AMBIGUOUS files is not one."""
+"""What a long question names, as a leg of its own (`mention`):
+
+* files (a path, a traceback frame's file, a dotted module name), matched to live paths by
+  file name (sql/mentioned_files.sql), then by the rest of the path here;
+* definitions (a traceback frame's function, an identifier in backticks or code, a dotted
+  `Class.method`), matched to live symbols by name (sql/mentioned_symbols.sql), then by the
+  qualified name when the mention is dotted.
+
+A mention that fits more than AMBIGUOUS files or definitions is not one (`__init__`, `get`)."""
 
 import posixpath
 
@@ -9,6 +15,7 @@ from .. import plans
 AMBIGUOUS = 3
 MAX_FILES = 12
 TYPES = ["bigint[]", "text[]", "text[]", "bigint"]
+SYMBOL_TYPES = ["bigint[]", "text[]", "bigint"]
 
 
 def _clean(mention: str) -> str:
@@ -48,3 +55,31 @@ def mentioned_files(plpy, tenant: int, repo_ids: list, mentions: list[str]) -> l
         if len(found) >= MAX_FILES:
             break
     return [{"repository_id": r, "path": p} for r, p in list(found)[:MAX_FILES]]
+
+
+def _definitions(name: str, rows: list[dict]) -> list[dict]:
+    """The rows a name fits: by name, or by the end of the qualified name when dotted."""
+    wanted = name.lower()
+    if "." in wanted:
+        return [r for r in rows if ("." + r["qualified_name"]).endswith("." + wanted)]
+    return [r for r in rows if r["name"] == wanted]
+
+
+def mentioned_symbols(plpy, tenant: int, repo_ids: list, names: list[str]) -> list[dict]:
+    """The leg's symbol rows, in order of the names: {symbol_id, repository_id, path}."""
+    short = sorted({n.rsplit(".", 1)[-1].lower() for n in names if n})
+    if not short:
+        return []
+    rows = plans.run(plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, short, tenant])
+    found: dict[int, dict] = {}
+    for name in names:
+        fits = _definitions(name, rows)
+        if 0 < len({(r["path"], r["qualified_name"]) for r in fits}) <= AMBIGUOUS:
+            for r in fits:
+                found.setdefault(r["symbol_id"], r)
+        if len(found) >= MAX_FILES:
+            break
+    return [
+        {"symbol_id": r["symbol_id"], "repository_id": r["repository_id"], "path": r["path"]}
+        for r in list(found.values())[:MAX_FILES]
+    ]

@@ -7,8 +7,9 @@ paths and module names, traceback frames, error class names. `read` pulls those 
 
 * term weights for the lexical legs: signal terms weigh SIGNAL_WEIGHT, prose PROSE_WEIGHT,
   boilerplate lines nothing;
-* the files the text mentions (paths, traceback files, dotted module names), matched to live
-  paths by sql/mentioned_files.sql and added as candidates;
+* the files the text mentions (paths, traceback files, dotted module names) and the
+  definitions it names (identifiers, `Class.method`), matched to live paths and symbols by
+  pipeline/mentions.py and added as candidates;
 * a digest for the dense leg: the title, the first paragraph and the identifiers, so that the
   model's first 256 word pieces are the informative ones, not an accident of the layout.
 
@@ -25,6 +26,7 @@ SCAN_CHARS = 20_000  # text read for signal; the rest of a huge paste adds nothi
 SIGNAL_WEIGHT = 1.0
 PROSE_WEIGHT = 0.2
 MAX_MENTIONS = 24  # paths and module names looked up
+MAX_NAMES = 64  # identifiers looked up as definitions
 MAX_DIGEST_IDENTIFIERS = 40
 DIGEST_CHARS = 1_200  # ~256 word pieces of mixed prose and identifiers
 
@@ -51,6 +53,7 @@ _CAMEL = re.compile(r"\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z][A-Z
 _SNAKE = re.compile(r"\b([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|_[A-Za-z][A-Za-z0-9_]+)\b")
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w{2,})\(")
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _RECEIVERS = frozenset(("self", "cls", "this", "super"))
 _EXTENSIONS = frozenset(("py", "js", "ts", "go", "rb", "rs", "java", "txt", "md", "rst", "json"))
 _DOC_WORDS = re.compile(
@@ -65,6 +68,7 @@ class Reading:
     long: bool = False
     signal: list[str] = field(default_factory=list)  # identifiers, in order of mention
     mentions: list[str] = field(default_factory=list)  # path-like strings (files, modules)
+    names: list[str] = field(default_factory=list)  # what may name a definition (`A.b`, `f`)
     digest: str = ""  # the dense leg's text
     wants_docs: bool = False
 
@@ -90,6 +94,7 @@ def read(text: str) -> Reading:
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
     signal: dict[str, None] = {}
+    named: dict[str, None] = {}  # frames' functions, names in backticks, dotted names
     found: list[tuple[int, str]] = []  # (position, path): mentions in order of the text
 
     def add(name: str) -> None:
@@ -103,12 +108,15 @@ def read(text: str) -> Reading:
             found.append((m.start(), path))
         if func and not func.startswith("<"):
             add(func)
+            named.setdefault(func, None)
     for m in _PATH.finditer(clean):
         found.append((m.start(1), m.group(1)))
     for m in _ERROR.finditer(clean):
         add(m.group(1))
     quoted = [m.group(1) for m in _BACKTICK.finditer(clean)]
     for chunk in quoted:
+        if _NAME.fullmatch(chunk.strip().rstrip("()")):
+            named.setdefault(chunk.strip().rstrip("()"), None)
         for ident in identifiers._IDENT.findall(chunk):
             if not ident.isdigit():
                 add(ident)
@@ -118,6 +126,9 @@ def read(text: str) -> Reading:
     for m in _DOTTED.finditer(clean):
         for stem in _module_paths(m.group(1)):
             found.append((m.start(), stem))
+        parts = m.group(1).split(".")
+        if parts[0] not in _RECEIVERS and len(parts[-1]) > 1:
+            named.setdefault(".".join(parts[-2:]), None)
     mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
     prose = _FENCE.sub(" ", clean).strip()
     title, _, rest = prose.partition("\n")
@@ -128,6 +139,7 @@ def read(text: str) -> Reading:
         long=True,
         signal=list(signal),
         mentions=list(mentions)[:MAX_MENTIONS],
+        names=[n for n in named if 2 < len(n) <= 120][:MAX_NAMES],
         digest=digest,
         wants_docs=bool(_DOC_WORDS.search(title)),
     )

@@ -2,13 +2,13 @@
 candidates; all hybrid_search runs) and run (then the graph, the stand-ins, pruning and
 packing; what pack_context and explain_context run)."""
 
-from .. import diversity, packing
-from . import coverage, features, question
+from . import features, question
+from .fill import fill
 from .fusion import file_consensus, fuse
 from .graph import expand_graph
 from .hydrate import file_tokens, hydrate
 from .legs import legs
-from .mentions import mentioned_files
+from .mentions import mentioned_files, mentioned_symbols
 from .params import Params, validate
 from .query import query_vector, terms
 from .recency import apply_recency
@@ -40,6 +40,8 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
     found = legs(plpy, p, tenant, repo_ids, query_terms, vector, model, weights)
     if reading.mentions:
         found["mention"] = mentioned_files(plpy, tenant, repo_ids, reading.mentions)
+    if reading.names and feats.on("named"):
+        found["mention_sym"] = mentioned_symbols(plpy, tenant, repo_ids, reading.names)
     items = fuse(found, p.lexical_weight, p.dense_weight, feats.fusion)
     hydrate(plpy, items, tenant, repo_ids, file_tokens(p.token_budget))
     if feats.on("consensus"):
@@ -77,10 +79,7 @@ def run(plpy, p: Params) -> list[dict]:
         item["ref"] = repo["ref"]
     candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
-    pruned = diversity.prune(candidates, p.jaccard_threshold)
-    if p.features.on("pack"):
-        pruned = coverage.front(pruned, p.token_budget)
-    packed = packing.pack(pruned, p.token_budget)
+    packed = fill(candidates, p.token_budget, p.jaccard_threshold, p.features.on("pack"))
     for item in expanded:
         item.update({"packed": False, "tokens": 0, "truncated": False, "packed_text": None})
     result = sorted(packed + expanded, key=order)
