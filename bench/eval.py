@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -190,6 +191,14 @@ from codesift.repositories r
 join codesift.tenants t on t.id = r.tenant_id
 left join codesift.settings s on s.key = 'embedding_model'
 where t.name = %s and r.name = %s and r.ref = %s
+"""
+
+GOLD_TEXT = """
+select b.content
+from codesift.files f
+join codesift.repositories r on r.id = f.repository_id
+join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
+where f.live and r.tenant_id = %s and r.name = %s and r.ref = %s and f.path = %s
 """
 
 GOLD_LINES = """
@@ -353,17 +362,41 @@ def ensure_indexed(
     )
 
 
+# SWE-bench's gold spans name a file's import statements `imports` (`imports:N`)
+IMPORT_SPAN = re.compile(r"imports(:\d+)?")
+IMPORT_LINE = re.compile(r"(import|from)\s")
+
+
+def import_lines(text: str) -> tuple[int | None, int | None]:
+    """First and last line of a file's top-level import statements (a parenthesised
+    import's continuation lines included), or (None, None)."""
+    lo = hi = None
+    open_paren = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if open_paren or IMPORT_LINE.match(line):
+            lo = lo or number
+            hi = number
+            open_paren = (open_paren or "(" in line) and ")" not in line
+    return lo, hi
+
+
+def _gold_range(conn, q: Query, g: m.GoldSymbol) -> tuple[int | None, int | None]:
+    key = (q.target.tenant_id, q.target.name, q.target.commit, g.path)
+    if IMPORT_SPAN.fullmatch(g.name):
+        row = conn.execute(GOLD_TEXT, key).fetchone()
+        return import_lines(row[0]) if row and row[0] else (None, None)
+    return conn.execute(GOLD_LINES, (*key, g.name)).fetchone()
+
+
 def resolve_gold_lines(conn, queries: list[Query]) -> int:
-    """Give gold symbols known only by name their line range from the index; count misses."""
+    """Give gold symbols known only by name their line range from the index (the import
+    statements for `imports`); count misses."""
     missing = 0
     for q in queries:
         resolved = []
         for g in q.gold_symbols:
             if not g.resolved:
-                lo, hi = conn.execute(
-                    GOLD_LINES,
-                    (q.target.tenant_id, q.target.name, q.target.commit, g.path, g.name),
-                ).fetchone()
+                lo, hi = _gold_range(conn, q, g)
                 if lo is not None:
                     g = m.GoldSymbol(g.path, g.name, lo, hi)
                 else:

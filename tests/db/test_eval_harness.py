@@ -212,3 +212,21 @@ def test_a_checkpoint_resumes_after_the_queries_it_holds(dsn, make_repo, tmp_pat
     assert harness.main([*argv, "--arms", "lexical", "--engines", "today"]) == 0
     ranks = {q["id"]: q["first_hit_rank"] for q in json.loads(out.read_text())["queries"]}
     assert ranks["shop-sym-01"]["lexical@today"] is None
+
+
+def test_an_imports_gold_span_is_the_files_import_statements():
+    text = (
+        '"""Doc."""\n'  # 1
+        "import os\n"  # 2
+        "from .models import (\n"  # 3
+        "    Request,\n"  # 4
+        "    Response,\n"  # 5
+        ")\n"  # 6
+        "\n"  # 7
+        "def f():\n"  # 8
+        "    import json\n"  # 9: inside a function, not the file's imports
+    )
+    assert harness.import_lines(text) == (2, 6)
+    assert harness.import_lines("def f():\n    return 1\n") == (None, None)
+    assert harness.IMPORT_SPAN.fullmatch("imports") and harness.IMPORT_SPAN.fullmatch("imports:5")
+    assert not harness.IMPORT_SPAN.fullmatch("imports_module")
