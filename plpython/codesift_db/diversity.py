@@ -4,7 +4,7 @@ Server-free: the PL/Python shim of the retrieval pipeline (stage 3) imports this
 
     tokens(text) -> frozenset[str]        identifier/number tokens used for Jaccard
     jaccard(a, b) -> float                |a & b| / |a | b|
-    prune(items, threshold=0.88) -> items with a 'decision' (and 'pruned_by') added
+    prune(items, threshold=0.88, own_lines=True) -> items with a 'decision' (and 'pruned_by')
 
 `items` are candidate dicts in descending score order with at least `id`, `path`,
 `start_line`, `end_line` (1-based, inclusive), `text`, `kind` ('file' for a whole file) and
@@ -149,11 +149,15 @@ def _similar_kept(
     return None
 
 
-def prune(items: list[dict], threshold: float = DEFAULT_THRESHOLD) -> list[dict]:
+def prune(
+    items: list[dict], threshold: float = DEFAULT_THRESHOLD, own_lines: bool = True
+) -> list[dict]:
     """Greedy diversity filter; see the module docstring for the rules.
 
     Returns every item, in input order, as a new dict with `decision` added (and `pruned_by`
-    for pruned items). Raises ValueError for a threshold outside [0, 1].
+    for pruned items). Raises ValueError for a threshold outside [0, 1]. With own_lines
+    False, rule 2 weighs the shared lines against the smaller of the two ranges, as the
+    engine before issue 16 did (a class around a kept method is pruned).
     """
     t = _check_threshold(threshold)
     out: list[dict] = []
@@ -177,7 +181,8 @@ def prune(items: list[dict], threshold: float = DEFAULT_THRESHOLD) -> list[dict]
         else:
             for k_start, k_end, k_id in kept_ranges.get(path, ()):
                 shared = min(end, k_end) - max(start, k_start) + 1
-                if shared > 0 and 2 * shared >= end - start + 1:  # half of this item
+                judged = end - start if own_lines else min(end - start, k_end - k_start)
+                if shared > 0 and 2 * shared >= judged + 1:
                     decision, by = PRUNED_OVERLAP, k_id
                     break
 

@@ -421,6 +421,38 @@ def test_only_the_best_oversized_files_are_split(db, dsn, make_repo):
     assert decisions.count("not_packed:too_big") == len(rows) - 12 > 0
 
 
+def test_a_bug_report_packs_the_best_large_files_header(db, dsn, make_repo):
+    header = '"""Pages of a crawl."""\nimport json\nfrom .net import download, RETRIES\n\n'
+    body = "\n".join(
+        f"def fetch_page_{i}(url):\n    return download(url, retries={i})\n" for i in range(60)
+    )
+    root = make_repo({"crawl/pages.py": header + body}, name="pages")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="pages", tenant="acme", embed=False, show_progress=False)
+    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    report = (
+        "fetch_page_7 downloads with the wrong retries\n\nWhen a crawl fetches a page,"
+        " `fetch_page_7` passes retries=7 to download and the crawl gives up too early. "
+    ) * 4
+    sql = (
+        "select kind, start_line, end_line, text from pack_context(%s, repo => 'pages',"
+        " token_budget => 2000, graph_depth => 0)"
+    )
+    rows = db.execute(sql, (report,)).fetchall()
+    headers = [r for r in rows if r[0] == "header"]
+    assert len(headers) == 1
+    kind, start, end, text = headers[0]
+    assert (start, end) == (1, 3)  # the header's lines, its trailing blank line left out
+    assert "from .net import download, RETRIES" in text and "def fetch_page" not in text
+    # a short question is not a bug report: no header
+    short = db.execute(sql, ("fetch page 7 retries",)).fetchall()
+    assert short and not [r for r in short if r[0] == "header"]
+    # the engine before (codesift.retrieval_off = pack): no header either
+    db.execute("select set_config('codesift.retrieval_off', 'pack', false)")
+    assert not [r for r in db.execute(sql, (report,)).fetchall() if r[0] == "header"]
+
+
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     files = {
         "server/retry.py": "def retry_request(request, attempts):\n    return send(request)\n",

@@ -286,6 +286,15 @@ def test_partial_overlap_rule(second, decision):
     assert out[1]["decision"] == decision
 
 
+def test_the_engine_before_judged_overlap_by_the_smaller_range():
+    items = [
+        item("a", "alpha", path="m.py", start=1, end=10),
+        item("b", "beta", path="m.py", start=1, end=200),
+    ]
+    assert prune(items)[1]["decision"] == "kept"
+    assert prune(items, own_lines=False)[1]["decision"] == "pruned:overlap"
+
+
 def test_kept_symbol_prunes_a_later_whole_file_containing_it():
     out = prune(
         [

@@ -13,7 +13,7 @@ SHADOWING = (diversity.PRUNED_OVERLAP, diversity.PRUNED_FILE_IN_PACK)
 
 
 def _prune_and_pack(items: list[dict], budget: int, threshold: float, cover: bool):
-    pruned = diversity.prune(items, threshold)
+    pruned = diversity.prune(items, threshold, own_lines=cover)
     if cover:
         pruned = coverage.front(pruned, budget)
     return packing.pack(pruned, budget)

@@ -40,6 +40,7 @@ class Params:
     # set by run.hybrid from the session (pipeline/features.py) and the question
     features: Any = None
     wants_docs: bool = False
+    long_question: bool = False
 
     @property
     def kind_prior(self) -> bool:

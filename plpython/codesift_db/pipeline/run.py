@@ -29,6 +29,7 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
     p.features = feats = features.read(plpy)
     reading = question.read(p.query) if feats.on("question") else question.Reading()
     p.wants_docs = reading.wants_docs
+    p.long_question = reading.long
     if reading.long:
         query_terms, weights = question.weighted_terms(p.query, reading)
     else:
@@ -69,7 +70,8 @@ def run(plpy, p: Params) -> list[dict]:
     repo_ids = [r["id"] for r in repos]
     by_id = {r["id"]: r for r in repos}
     expand_graph(plpy, items, p, tenant, repo_ids)
-    split_big_files(plpy, items, tenant, p.token_budget, query_terms)
+    headers = p.long_question and p.features.on("pack")
+    split_big_files(plpy, items, tenant, p.token_budget, query_terms, headers)
     ordered = sorted(items.values(), key=order)
     for item in ordered:
         repo = by_id[item["repository_id"]]

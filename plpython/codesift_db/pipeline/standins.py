@@ -1,9 +1,10 @@
 """Stand-ins: a whole file too big for FILE_SHARE of the budget is not packed whole; the
 best-scored SPLIT_FILES of them are replaced by their best symbols (already candidates
 first, then others by query-term overlap, sql/stand_in_symbols.sql), the rest are
-'not_packed:too_big'."""
+'not_packed:too_big'. For a bug report the best few also bring their header (the lines
+before the first definition: imports, constants), which a fix so often has to touch."""
 
-from .. import plans
+from .. import packing, plans
 from .hydrate import file_tokens, symbol_item
 from .query import two_terms_query
 
@@ -13,14 +14,20 @@ SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
 SPLIT_FILES = 12
 EXPANDED = "expanded:symbols"  # an oversized file replaced by its best symbols
 TOO_BIG = "not_packed:too_big"  # an oversized file ranked below the SPLIT_FILES split ones
+HEADER = "header"  # the kind of a large file's lines before its first definition
+HEADER_FILES = 3  # expanded files, best first, whose header stands in too
+HEADER_TYPES = ["bigint[]", "text[]", "bigint"]
 STAND_IN_TYPES = ["bigint[]", "text[]", "text[]", "int", "bigint[]", "tsquery", "int", "bigint"]
 
 
-def split_big_files(plpy, items: dict, tenant: int, budget: int, terms: list) -> list[dict]:
+def split_big_files(
+    plpy, items: dict, tenant: int, budget: int, terms: list, with_headers: bool = False
+) -> list[dict]:
     """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
     SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, by
-    score, then other symbols by query-term overlap) taking the file's score; the others
-    are 'not_packed:too_big'."""
+    score, then other symbols by query-term overlap) taking the file's score, and, with
+    with_headers, the best HEADER_FILES their header too; the others are
+    'not_packed:too_big'."""
     extra: list[dict] = []
     # hydrate left the text of files too big to pack whole out
     big = sorted(
@@ -89,6 +96,57 @@ def split_big_files(plpy, items: dict, tenant: int, budget: int, terms: list) ->
                 }
             )
             extra.append(new)
+    if with_headers:
+        extra += headers(plpy, big[:HEADER_FILES], tenant, limit)
     for new in extra:
         items.setdefault(new["key"], new)
     return extra
+
+
+def _fitting_lines(text: str, limit: int) -> list[str]:
+    """The leading whole lines of text that fit in limit tokens, trailing blank ones left out."""
+    lines = text.split("\n")
+    while lines and (not lines[-1].strip() or packing.estimate_tokens("\n".join(lines)) > limit):
+        lines.pop()
+    return lines
+
+
+def headers(plpy, big: list[dict], tenant: int, limit: int) -> list[dict]:
+    """Each expanded file's header (its imports, what its stand-ins' names come from) as one
+    more stand-in, cut to whole lines within limit tokens, ranked after the symbols."""
+    rows = plans.run(
+        plpy,
+        plans.load("file_headers"),
+        HEADER_TYPES,
+        [[i["repository_id"] for i in big], [i["path"] for i in big], tenant],
+    )
+    by_file = {(r["repository_id"], r["path"]): r for r in rows}
+    out = []
+    for item in big:
+        row = by_file.get((item["repository_id"], item["path"]))
+        lines = _fitting_lines(row["body"], limit) if row else []
+        if not lines:
+            continue
+        out.append(
+            {
+                "key": ("h", item["repository_id"], item["path"]),
+                "repository_id": item["repository_id"],
+                "path": item["path"],
+                "start_line": 1,
+                "end_line": len(lines),
+                "symbol": None,
+                "kind": HEADER,
+                "blob_sha": row["blob_sha"],
+                "text": "\n".join(lines),
+                "last_changed": item.get("last_changed"),
+                "stand_in": False,
+                "lexical_rank": None,
+                "dense_rank": None,
+                "rrf": 0.0,
+                "recency": item.get("recency", 1.0),
+                "score": item["score"] * (1 - 0.01 * (SYMBOLS_PER_FILE + 1)),
+                "via_file": item["path"],
+                "graph_hop": item.get("graph_hop"),
+            }
+        )
+    return out
