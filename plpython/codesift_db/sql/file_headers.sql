@@ -13,9 +13,10 @@ inner join codesift.files as f
         f.tenant_id = $3 and k.repository_id = f.repository_id
         and k.path = f.path and f.live
 inner join codesift.blobs as b on f.tenant_id = b.tenant_id and f.blob_sha = b.sha
-cross join lateral (
-    select min(s.start_line) as first_line
-    from codesift.code_symbols as s
-    where s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha and s.parent is null
-) as h
+cross join
+    lateral (
+        select min(s.start_line) as first_line
+        from codesift.code_symbols as s
+        where s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha and s.parent is null
+    ) as h
 where h.first_line > 1 and b.content is not null
