@@ -124,7 +124,9 @@ def headers(plpy, big: list[dict], tenant: int, limit: int) -> list[dict]:
     out = []
     for item in big:
         row = by_file.get((item["repository_id"], item["path"]))
-        lines = _fitting_lines(row["body"], limit) if row else []
+        if row is None:
+            continue
+        lines = _fitting_lines(row["body"], limit)
         if not lines:
             continue
         out.append(
