@@ -30,7 +30,7 @@ FUSIONS = ("rrf", "rrf_k", "guard", "convex")
 DEFAULT_OFF = frozenset({"evidence"})
 # chosen by measurement (bench/results/quality-*.json): on express-10 and gin-23 only RRF
 # k = 60 kept every arm at or above the engine before; rrf_k, guard and convex each lost an
-# arm on one of them (the SWE-bench sets could not be measured with vectors: see the results)
+# arm on one of them (guard was best on the SWE-bench split but lost gin's Acc@5)
 DEFAULT_FUSION = "rrf"
 SETTINGS = (
     "select current_setting('codesift.retrieval_off', true) as off,"
