@@ -164,3 +164,31 @@ def test_another_tenant_sees_no_edges_and_walks_none(db, dsn, shop, app_connect,
         (_tenant(db, "acme"), [acme_repo], ["pkg/ledger.py"]),
     ).fetchone()[0]
     assert walked == 0
+
+
+def test_co_change_edges_cannot_be_written_into_another_tenants_repository(db, dsn, shop):
+    from codesift import indexer
+
+    _index(dsn, shop)
+    _index(dsn, shop, tenant="globex")
+    acme, globex = _tenant(db, "acme"), _tenant(db, "globex")
+    globex_repo = db.execute(
+        "select id from codesift.repositories where tenant_id = %s", (globex,)
+    ).fetchone()[0]
+    before = _edges(db, "globex")
+    assert any(r == "co_change" for _, _, r in before)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("set role codesift_loader")
+        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(acme),))
+        # acme's session naming globex's repository: as acme, or claiming to be globex
+        for tenant in (acme, globex):
+            try:
+                written = indexer._record_co_changes(
+                    conn, globex_repo, tenant, [("a.py", "b.py", 1.0)]
+                )
+            except psycopg.errors.InsufficientPrivilege:
+                written = None  # refused by the policy's check: also fine
+            assert written in (None, 1)
+    # whatever the loader was told, globex's edges are the ones its own index wrote
+    assert _edges(db, "globex") == before
+    assert not any(s == "a.py" for s, _, _ in _edges(db, "acme"))
