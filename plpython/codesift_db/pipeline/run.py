@@ -2,8 +2,8 @@
 candidates; all hybrid_search runs) and run (then the graph, the stand-ins, pruning and
 packing; what pack_context and explain_context run)."""
 
-from . import features, question
-from .fill import fill
+from .. import diversity, packing
+from . import coverage, features, question
 from .fusion import file_consensus, fuse
 from .graph import expand_graph
 from .hydrate import file_tokens, hydrate
@@ -81,7 +81,12 @@ def run(plpy, p: Params) -> list[dict]:
         item["ref"] = repo["ref"]
     candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
-    packed = fill(candidates, p.token_budget, p.jaccard_threshold, p.features.on("pack"))
+    # the pack feature: overlap judged by an item's own lines, the best files covered first
+    pack_feature = p.features.on("pack")
+    pruned = diversity.prune(candidates, p.jaccard_threshold, own_lines=pack_feature)
+    if pack_feature:
+        pruned = coverage.front(pruned, p.token_budget)
+    packed = packing.pack(pruned, p.token_budget)
     for item in expanded:
         item.update({"packed": False, "tokens": 0, "truncated": False, "packed_text": None})
     result = sorted(packed + expanded, key=order)
