@@ -453,6 +453,26 @@ def test_a_bug_report_packs_the_best_large_files_header(db, dsn, make_repo):
     assert not [r for r in db.execute(sql, (report,)).fetchall() if r[0] == "header"]
 
 
+def test_a_common_name_does_not_crowd_out_a_rare_one(db, dsn, make_repo):
+    # 600 methods named run, in files whose paths sort before the rare name's
+    runners = "".join(
+        f"class Job{k}:\n    def run(self, job):\n        return job\n\n\n" for k in range(4)
+    )
+    files = {f"jobs/a{i:03d}.py": runners for i in range(150)}
+    files["zz/rare.py"] = "def rotate_ledger_keys(vault):\n    return vault\n"
+    root = make_repo(files, name="jobs")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="jobs", tenant="acme", embed=False, show_progress=False)
+    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    report = ("Calling `run` then `rotate_ledger_keys` loses the vault. " * 8).strip()
+    rows = db.execute(
+        "select path, symbol, why from hybrid_search(%s, repo => 'jobs', k => 50)", (report,)
+    ).fetchall()
+    named = {(p, s) for p, s, why in rows if why.get("mention_rank")}
+    assert named == {("zz/rare.py", "rotate_ledger_keys")}  # `run` fits 600: names none
+
+
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     files = {
         "server/retry.py": "def retry_request(request, attempts):\n    return send(request)\n",

@@ -1,21 +1,33 @@
 -- Live definitions (functions, methods, classes, types; not blocks of code or sections of
 -- documents) in repositories $1 (tenant $3) whose name is one of $2 (lowercase): the
 -- candidates for what a long question names (pipeline/mentions.py keeps the names that fit
--- few definitions). A large class's later parts (with a parent) are not definitions.
+-- few definitions). A large class's later parts (with a parent) are not definitions. At
+-- most 100 a name, so that a common name cannot crowd a rare one out.
 select
-    s.id as symbol_id,
-    v.repository_id,
-    v.path,
-    lower(s.name) as name,
-    lower(s.qualified_name) as qualified_name
-from codesift.code_symbols as s
-inner join codesift.live_files as v
-    on s.tenant_id = v.tenant_id and s.blob_sha = v.blob_sha
-where
-    s.tenant_id = $3
-    and lower(s.name) = any($2)
-    and v.repository_id = any($1)
-    and s.kind in ('function', 'method', 'class', 'type', 'interface')
-    and not (s.parent is not null and s.kind = 'class')
-order by v.path asc, s.start_line asc
-limit 500
+    d.symbol_id,
+    d.repository_id,
+    d.path,
+    d.name,
+    d.qualified_name
+from (
+    select
+        s.id as symbol_id,
+        v.repository_id,
+        v.path,
+        lower(s.name) as name,
+        lower(s.qualified_name) as qualified_name,
+        row_number() over (
+            partition by lower(s.name) order by v.path asc, s.start_line asc
+        ) as nth
+    from codesift.code_symbols as s
+    inner join codesift.live_files as v
+        on s.tenant_id = v.tenant_id and s.blob_sha = v.blob_sha
+    where
+        s.tenant_id = $3
+        and lower(s.name) = any($2)
+        and v.repository_id = any($1)
+        and s.kind in ('function', 'method', 'class', 'type', 'interface')
+        and not (s.parent is not null and s.kind = 'class')
+) as d
+where d.nth <= 100
+order by d.path asc, d.symbol_id asc
