@@ -13,7 +13,7 @@ the loader (loader/codesift/cochange.py): the database has no git history."""
 import re
 from collections.abc import Iterable
 
-from .pipeline.recency import TEST_PATH, file_kind
+from .file_kinds import TEST_PATH, file_kind
 
 # a defined name a test uses: long enough to be distinctive
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")

@@ -16,7 +16,7 @@ import difflib
 import re
 
 from . import plans
-from .pipeline.recency import TEST_PATH
+from .file_kinds import TEST_PATH
 from .pipeline.scope import resolve_scope
 
 INVALID = "22023"  # invalid_parameter_value

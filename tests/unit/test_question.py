@@ -5,6 +5,7 @@ the file evidence (recency.py)."""
 import time
 
 import pytest
+from codesift_db import file_kinds
 from codesift_db.pipeline import features, fusion, mentions, question, recency
 
 REPORT = """Session.resolve_redirects copies the original request for every redirect
@@ -255,7 +256,7 @@ def test_feature_settings():
     ],
 )
 def test_file_kinds(path, kind):
-    assert recency.file_kind(path) == kind
+    assert file_kinds.file_kind(path) == kind
 
 
 def test_the_kind_prior_applies_only_when_asked():

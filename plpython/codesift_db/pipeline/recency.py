@@ -5,27 +5,15 @@ weighted down, not out, and (the file-kind prior) documentation, templates and
 configuration below code unless the question asks for documentation."""
 
 import math
-import re
-from functools import lru_cache
 
 from .. import plans
+from ..file_kinds import file_kind
 
 # Questions about behaviour are answered by implementation code: tests (which repeat the
-# names they test) and changelogs (which mention everything) are weighted down, not out.
-TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)test_[^/]*$|_test\.[a-z]+$"
-    r"|\.(test|spec)\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
-)
-CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
+# names they test) and changelogs (which mention everything) are weighted down, not out;
+# prose, repository templates and configuration too unless the question asks for docs.
 TEST_PRIOR = 0.9
 CHANGELOG_PRIOR = 0.6
-# what a question about behaviour rarely wants: prose, repository templates, configuration
-DOC_PATH = re.compile(r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$", re.I)
-TEMPLATE_PATH = re.compile(r"(^|/)\.github/|(^|/)[^/]*_TEMPLATE\b", re.I)
-CONFIG_PATH = re.compile(
-    r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$|(^|/)(\.[^/]+|Makefile|Dockerfile)$",
-    re.I,
-)
 DOC_PRIOR = 0.5
 TEMPLATE_PRIOR = 0.3
 CONFIG_PRIOR = 0.6
@@ -45,24 +33,6 @@ def age_days(last_changed: float | None, newest: float | None) -> float:
 def recency(age: float, lam: float) -> float:
     """exp(-lam * age): 1 when lam is 0 (the decay disabled)."""
     return math.exp(-lam * age) if lam else 1.0
-
-
-# a pure function of the path, asked about every candidate of every query: the same paths
-# come back query after query, and the regexes cost more than the rest of the stage
-@lru_cache(maxsize=65_536)
-def file_kind(path: str) -> str:
-    """changelog, test, template, doc, config or code: what the path prior weighs."""
-    if CHANGELOG_PATH.search(path):
-        return "changelog"
-    if TEST_PATH.search(path):
-        return "test"
-    if TEMPLATE_PATH.search(path):
-        return "template"
-    if DOC_PATH.search(path):
-        return "doc"
-    if CONFIG_PATH.search(path):
-        return "config"
-    return "code"
 
 
 KIND_PRIOR = {"changelog": CHANGELOG_PRIOR, "test": TEST_PRIOR}

@@ -1,0 +1,36 @@
+"""What kind of file a path names: changelog, test, template, doc, config or code. The
+path prior of the ranking (pipeline/recency.py), the derived edges (derived_edges.py) and
+the lookups (lookup.py) read the same patterns."""
+
+import re
+from functools import lru_cache
+
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)test_[^/]*$|_test\.[a-z]+$"
+    r"|\.(test|spec)\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
+)
+CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
+DOC_PATH = re.compile(r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$", re.I)
+TEMPLATE_PATH = re.compile(r"(^|/)\.github/|(^|/)[^/]*_TEMPLATE\b", re.I)
+CONFIG_PATH = re.compile(
+    r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$|(^|/)(\.[^/]+|Makefile|Dockerfile)$",
+    re.I,
+)
+
+
+# a pure function of the path, asked about every candidate of every query: the same paths
+# come back query after query, and the regexes cost more than the rest of the stage
+@lru_cache(maxsize=65_536)
+def file_kind(path: str) -> str:
+    """changelog, test, template, doc, config or code."""
+    if CHANGELOG_PATH.search(path):
+        return "changelog"
+    if TEST_PATH.search(path):
+        return "test"
+    if TEMPLATE_PATH.search(path):
+        return "template"
+    if DOC_PATH.search(path):
+        return "doc"
+    if CONFIG_PATH.search(path):
+        return "config"
+    return "code"
