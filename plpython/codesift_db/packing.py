@@ -130,6 +130,19 @@ def _check_budget(budget: int) -> int:
     return budget
 
 
+def longest_prefix(n: int, fits) -> int:
+    """The largest k in 0..n for which fits(k) holds, fits being true up to some k and false
+    after it (a cost that only grows with k, checked against a budget): a binary search."""
+    lo, hi = 0, n  # invariant: fits(lo) or lo == 0; not fits(hi + 1)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def _truncate(item: dict, lines: list[str], budget: int) -> tuple[str, int, int] | None:
     """(packed_text, tokens, last_line) of the longest whole-line prefix that fits, or None.
 
@@ -149,13 +162,7 @@ def _truncate(item: dict, lines: list[str], budget: int) -> tuple[str, int, int]
         text = "\n".join([header, *lines[:k], marker])
         return text, estimate_tokens(text)
 
-    lo, hi = 0, len(lines) - 1  # invariant: render(lo) fits or lo == 0; render(hi + 1) does not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if render(mid)[1] <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
+    lo = longest_prefix(len(lines) - 1, lambda k: render(k)[1] <= budget)
     while lo > 0:
         text, cost = render(lo)
         if cost <= budget:

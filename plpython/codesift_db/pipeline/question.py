@@ -115,8 +115,9 @@ def read(text: str) -> Reading:
         add(m.group(1))
     quoted = [m.group(1) for m in _BACKTICK.finditer(clean)]
     for chunk in quoted:
-        if _NAME.fullmatch(chunk.strip().rstrip("()")):
-            named.setdefault(chunk.strip().rstrip("()"), None)
+        name = chunk.strip().rstrip("()")
+        if _NAME.fullmatch(name):
+            named.setdefault(name, None)
         for ident in identifiers._IDENT.findall(chunk):
             if not ident.isdigit():
                 add(ident)

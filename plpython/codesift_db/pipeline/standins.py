@@ -84,17 +84,7 @@ def split_big_files(
                     "last_changed": item.get("last_changed"),
                 }
             )
-            new.update(
-                {
-                    "lexical_rank": None,
-                    "dense_rank": None,
-                    "rrf": 0.0,
-                    "recency": item.get("recency", 1.0),
-                    "score": score,
-                    "via_file": item["path"],
-                    "graph_hop": item.get("graph_hop"),
-                }
-            )
+            new.update(_standing_in(item, score))
             extra.append(new)
     if with_headers:
         extra += headers(plpy, big[:HEADER_FILES], tenant, limit)
@@ -106,9 +96,26 @@ def split_big_files(
 def _fitting_lines(text: str, limit: int) -> list[str]:
     """The leading whole lines of text that fit in limit tokens, trailing blank ones left out."""
     lines = text.split("\n")
-    while lines and (not lines[-1].strip() or packing.estimate_tokens("\n".join(lines)) > limit):
+    fit = packing.longest_prefix(
+        len(lines), lambda k: packing.estimate_tokens("\n".join(lines[:k])) <= limit
+    )
+    lines = lines[:fit]
+    while lines and not lines[-1].strip():
         lines.pop()
     return lines
+
+
+def _standing_in(item: dict, score: float) -> dict:
+    """What a stand-in takes from the file it stands in for: no leg ranks of its own."""
+    return {
+        "lexical_rank": None,
+        "dense_rank": None,
+        "rrf": 0.0,
+        "recency": item.get("recency", 1.0),
+        "score": score,
+        "via_file": item["path"],
+        "graph_hop": item.get("graph_hop"),
+    }
 
 
 def headers(plpy, big: list[dict], tenant: int, limit: int) -> list[dict]:
@@ -142,13 +149,7 @@ def headers(plpy, big: list[dict], tenant: int, limit: int) -> list[dict]:
                 "text": "\n".join(lines),
                 "last_changed": item.get("last_changed"),
                 "stand_in": False,
-                "lexical_rank": None,
-                "dense_rank": None,
-                "rrf": 0.0,
-                "recency": item.get("recency", 1.0),
-                "score": item["score"] * (1 - 0.01 * (SYMBOLS_PER_FILE + 1)),
-                "via_file": item["path"],
-                "graph_hop": item.get("graph_hop"),
+                **_standing_in(item, item["score"] * (1 - 0.01 * (SYMBOLS_PER_FILE + 1))),
             }
         )
     return out
