@@ -96,6 +96,13 @@ FILES = {
 }
 
 
+def _act_as(db, name: str) -> int:
+    """Set the session's tenant to the one named; its id."""
+    tenant = db.execute("select id from tenants where name = %s", (name,)).fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    return tenant
+
+
 def _index_requestsish(dsn, make_repo):
     root = make_repo(FILES, name="requestsish")
     with psycopg.connect(dsn) as conn:
@@ -106,8 +113,7 @@ def _index_requestsish(dsn, make_repo):
 def indexed(db, dsn, make_repo, snapshots):
     """requestsish indexed for acme (once per session, copied into this test's database)."""
     snapshots.load("requestsish", _index_requestsish, dsn, make_repo)
-    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
-    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    tenant = _act_as(db, "acme")
     return {"root": make_repo.folder / "requestsish", "tenant": tenant}
 
 
@@ -410,8 +416,7 @@ def test_only_the_best_oversized_files_are_split(db, dsn, make_repo):
     root = make_repo(files, name="crawler")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="crawler", tenant="acme", show_progress=False)
-    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
-    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    _act_as(db, "acme")
     rows = db.execute(
         "select path, decision from explain_context('fetch page download url retries',"
         " repo => 'crawler', token_budget => 1000, graph_depth => 0) where kind = 'file'"
@@ -429,8 +434,7 @@ def test_a_bug_report_packs_the_best_large_files_header(db, dsn, make_repo):
     root = make_repo({"crawl/pages.py": header + body}, name="pages")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="pages", tenant="acme", embed=False, show_progress=False)
-    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
-    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    _act_as(db, "acme")
     report = (
         "fetch_page_7 downloads with the wrong retries\n\nWhen a crawl fetches a page,"
         " `fetch_page_7` passes retries=7 to download and the crawl gives up too early. "
@@ -463,8 +467,7 @@ def test_a_common_name_does_not_crowd_out_a_rare_one(db, dsn, make_repo):
     root = make_repo(files, name="jobs")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="jobs", tenant="acme", embed=False, show_progress=False)
-    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
-    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    _act_as(db, "acme")
     report = ("Calling `run` then `rotate_ledger_keys` loses the vault. " * 8).strip()
     rows = db.execute(
         "select path, symbol, why from hybrid_search(%s, repo => 'jobs', k => 50)", (report,)
@@ -485,8 +488,7 @@ def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     root = make_repo(files, name="mixed")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="mixed", tenant="acme", show_progress=False)
-    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
-    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    _act_as(db, "acme")
 
     def paths(**filters):
         args = "".join(f", {k} => %({k})s" for k in filters)
@@ -519,8 +521,7 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
     root = make_repo({"vault/keys.py": source}, name="vault")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="vault", tenant="acme", show_progress=False)
-    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
-    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    tenant = _act_as(db, "acme")
     repo = db.execute("select id from repositories where name = 'vault'").fetchone()[0]
     ids = dict(db.execute("select name, id from code_symbols where kind = 'function'").fetchall())
     terms = db.execute("select _query_terms('rotate signing key vault')").fetchone()[0]
