@@ -5,6 +5,7 @@ import pytest
 from codesift.indexer import index_repository
 from codesift_db import dense, plans
 from codesift_db.pipeline import query as pipeline_query
+from codesift_db.pipeline import recency
 
 from tests.conftest import commit, write_files
 
@@ -455,6 +456,39 @@ def test_a_bug_report_packs_the_best_large_files_header(db, dsn, make_repo):
     # the engine before (codesift.retrieval_off = pack): no header either
     db.execute("select set_config('codesift.retrieval_off', 'pack', false)")
     assert not [r for r in db.execute(sql, (report,)).fetchall() if r[0] == "header"]
+
+
+def test_a_bug_report_ranks_the_code_above_the_tests_that_repeat_it(db, dsn, make_repo):
+    code = "def backoff_delay(attempt):\n    return 2 ** attempt\n"
+    # the test file repeats the report's words: alone they would rank it first
+    test = "".join(
+        f"def test_backoff_delay_grows_{i}():\n"
+        f"    # backoff delay grows too fast after a retry attempt\n"
+        f"    assert backoff_delay({i}) < 60\n\n"
+        for i in range(6)
+    )
+    root = make_repo({"net/retry.py": code, "tests/test_retry.py": test}, name="retry")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="retry", tenant="acme", embed=False, show_progress=False)
+    _act_as(db, "acme")
+    report = (
+        "The backoff delay grows too fast after a retry attempt. Calling backoff_delay"
+        " with a large attempt waits for hours; the test below shows the delay grows. "
+    ) * 4
+    sql = (
+        "select path, (why->>'path_prior')::float from hybrid_search(%s, repo => 'retry', k => 10)"
+    )
+
+    def priors(question):
+        return dict(db.execute(sql, (question,)).fetchall())
+
+    assert priors(report) == {"net/retry.py": 1.0, "tests/test_retry.py": recency.DOC_PRIOR}
+    assert db.execute(sql, (report,)).fetchone()[0] == "net/retry.py"
+    # a short question keeps the test prior; so does the engine without the kind prior
+    assert priors("backoff delay grows")["tests/test_retry.py"] == recency.TEST_PRIOR
+    db.execute("select set_config('codesift.retrieval_off', 'kinds', false)")
+    assert priors(report)["tests/test_retry.py"] == recency.TEST_PRIOR
+    assert db.execute(sql, (report,)).fetchone()[0] == "tests/test_retry.py"
 
 
 def test_a_common_name_does_not_crowd_out_a_rare_one(db, dsn, make_repo):

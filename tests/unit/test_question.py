@@ -264,6 +264,10 @@ def test_the_kind_prior_applies_only_when_asked():
     assert recency.path_prior("docs/api.rst", kinds=True) == recency.DOC_PRIOR
     assert recency.path_prior("lib/api.py", kinds=True) == 1.0
     assert recency.path_prior("tests/test_api.py", kinds=True) == recency.TEST_PRIOR
+    # a bug report asks which code to change: tests weigh as documentation does
+    assert recency.path_prior("tests/test_api.py", True, bug_report=True) == recency.DOC_PRIOR
+    assert recency.path_prior("tests/test_api.py", bug_report=True) == recency.TEST_PRIOR
+    assert recency.path_prior("lib/api.py", True, bug_report=True) == 1.0
 
 
 def _hit(path, rrf, start, end):

@@ -85,7 +85,7 @@ def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> N
             * r["factor"]
             * r["strength"]
             * edge_weight(edges)
-            * path_prior(r["path"], p.kind_prior)
+            * path_prior(r["path"], p.kind_prior, p.long_question)
         )
         reached.append((score, r["repository_id"], r["path"], r["hop"], via, edges))
     reached.sort(key=lambda x: (-x[0], x[3], x[2]))

@@ -2,7 +2,8 @@
 hits in its file) times exp(-lambda * age_days), its age measured from its repository's
 newest change (sql/newest_change.sql), times a prior on its path: tests and changelogs
 weighted down, not out, and (the file-kind prior) documentation, templates and
-configuration below code unless the question asks for documentation."""
+configuration below code unless the question asks for documentation; for a bug report,
+tests too."""
 
 import math
 
@@ -39,12 +40,16 @@ KIND_PRIOR = {"changelog": CHANGELOG_PRIOR, "test": TEST_PRIOR}
 NON_CODE_PRIOR = {"template": TEMPLATE_PRIOR, "doc": DOC_PRIOR, "config": CONFIG_PRIOR}
 
 
-def path_prior(path: str, kinds: bool = False) -> float:
+def path_prior(path: str, kinds: bool = False, bug_report: bool = False) -> float:
     """The path's prior: tests and changelogs always; with kinds, docs, templates and
-    configuration too (off when the question asks for documentation)."""
+    configuration too (off when the question asks for documentation), and for a bug report
+    tests weigh as documentation does: the question is which code to change, and a report's
+    test names and reproducer match the test files' text best."""
     kind = file_kind(path)
     if kinds and kind in NON_CODE_PRIOR:
         return NON_CODE_PRIOR[kind]
+    if kinds and bug_report and kind == "test":
+        return DOC_PRIOR
     return KIND_PRIOR.get(kind, 1.0)
 
 
@@ -87,6 +92,7 @@ def apply_recency(
     lam: float,
     kinds: bool = False,
     evidence: bool = False,
+    bug_report: bool = False,
 ) -> None:
     newest = {
         r["repository_id"]: r["newest"]
@@ -99,7 +105,7 @@ def apply_recency(
         age = age_days(item.get("last_changed"), newest.get(item["repository_id"]))
         item["age_days"] = round(age, 1)
         item["recency"] = recency(age, lam)
-        item["prior"] = path_prior(item["path"], kinds)
+        item["prior"] = path_prior(item["path"], kinds, bug_report)
         item["file_kind"] = file_kind(item["path"])
         if evidence:
             item["file_support"] = support.get(key, 0.0)
