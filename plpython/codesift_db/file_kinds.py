@@ -1,4 +1,4 @@
-"""What kind of file a path names: changelog, test, template, doc, config or code. The
+"""What kind of file a path names: changelog, test, template, doc, example, config or code. The
 path prior of the ranking (pipeline/recency.py), the derived edges (derived_edges.py) and
 the lookups (lookup.py) read the same patterns."""
 
@@ -11,6 +11,8 @@ TEST_PATH = re.compile(
 )
 CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
 DOC_PATH = re.compile(r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$", re.I)
+# programs that show how to use the code, not the code itself
+EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
 TEMPLATE_PATH = re.compile(r"(^|/)\.github/|(^|/)[^/]*_TEMPLATE\b", re.I)
 CONFIG_PATH = re.compile(
     r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$|(^|/)(\.[^/]+|Makefile|Dockerfile)$",
@@ -22,7 +24,7 @@ CONFIG_PATH = re.compile(
 # come back query after query, and the regexes cost more than the rest of the stage
 @lru_cache(maxsize=65_536)
 def file_kind(path: str) -> str:
-    """changelog, test, template, doc, config or code."""
+    """changelog, test, template, doc, example, config or code."""
     if CHANGELOG_PATH.search(path):
         return "changelog"
     if TEST_PATH.search(path):
@@ -31,6 +33,8 @@ def file_kind(path: str) -> str:
         return "template"
     if DOC_PATH.search(path):
         return "doc"
+    if EXAMPLE_PATH.search(path):
+        return "example"
     if CONFIG_PATH.search(path):
         return "config"
     return "code"

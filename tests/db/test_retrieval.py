@@ -458,7 +458,7 @@ def test_a_bug_report_packs_the_best_large_files_header(db, dsn, make_repo):
     assert not [r for r in db.execute(sql, (report,)).fetchall() if r[0] == "header"]
 
 
-def test_a_bug_report_ranks_the_code_above_the_tests_that_repeat_it(db, dsn, make_repo):
+def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
     code = "def backoff_delay(attempt):\n    return 2 ** attempt\n"
     # the test file repeats the report's words: alone they would rank it first
     test = "".join(
@@ -467,7 +467,9 @@ def test_a_bug_report_ranks_the_code_above_the_tests_that_repeat_it(db, dsn, mak
         f"    assert backoff_delay({i}) < 60\n\n"
         for i in range(6)
     )
-    root = make_repo({"net/retry.py": code, "tests/test_retry.py": test}, name="retry")
+    demo = "from net.retry import backoff_delay\nprint(backoff_delay(3))  # backoff delay demo\n"
+    files = {"net/retry.py": code, "tests/test_retry.py": test, "examples/retry_demo.py": demo}
+    root = make_repo(files, name="retry")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="retry", tenant="acme", embed=False, show_progress=False)
     _act_as(db, "acme")
@@ -482,10 +484,16 @@ def test_a_bug_report_ranks_the_code_above_the_tests_that_repeat_it(db, dsn, mak
     def priors(question):
         return dict(db.execute(sql, (question,)).fetchall())
 
-    assert priors(report) == {"net/retry.py": 1.0, "tests/test_retry.py": recency.DOC_PRIOR}
+    assert priors(report) == {
+        "net/retry.py": 1.0,
+        "tests/test_retry.py": recency.DOC_PRIOR,
+        "examples/retry_demo.py": recency.DOC_PRIOR,  # an example program, any question
+    }
     assert db.execute(sql, (report,)).fetchone()[0] == "net/retry.py"
     # a short question keeps the test prior; so does the engine without the kind prior
-    assert priors("backoff delay grows")["tests/test_retry.py"] == recency.TEST_PRIOR
+    short = priors("backoff delay grows")
+    assert short["tests/test_retry.py"] == recency.TEST_PRIOR
+    assert short["examples/retry_demo.py"] == recency.DOC_PRIOR
     db.execute("select set_config('codesift.retrieval_off', 'kinds', false)")
     assert priors(report)["tests/test_retry.py"] == recency.TEST_PRIOR
     assert db.execute(sql, (report,)).fetchone()[0] == "tests/test_retry.py"

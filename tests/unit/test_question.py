@@ -253,6 +253,10 @@ def test_feature_settings():
         ("Makefile", "config"),
         ("tests/test_requests.py", "test"),
         ("CHANGELOG.md", "changelog"),
+        ("examples/content-negotiation/index.js", "example"),
+        ("src/Samples/Demo.cs", "example"),
+        ("doc/en/example/conftest.py", "doc"),
+        ("tests/examples/test_app.py", "test"),
     ],
 )
 def test_file_kinds(path, kind):
@@ -263,6 +267,8 @@ def test_the_kind_prior_applies_only_when_asked():
     assert recency.path_prior("docs/api.rst") == 1.0
     assert recency.path_prior("docs/api.rst", kinds=True) == recency.DOC_PRIOR
     assert recency.path_prior("lib/api.py", kinds=True) == 1.0
+    assert recency.path_prior("examples/app/index.js") == 1.0
+    assert recency.path_prior("examples/app/index.js", kinds=True) == recency.DOC_PRIOR
     assert recency.path_prior("tests/test_api.py", kinds=True) == recency.TEST_PRIOR
     # a bug report asks which code to change: tests weigh as documentation does
     assert recency.path_prior("tests/test_api.py", True, bug_report=True) == recency.DOC_PRIOR

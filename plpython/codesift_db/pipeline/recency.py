@@ -37,7 +37,13 @@ def recency(age: float, lam: float) -> float:
 
 
 KIND_PRIOR = {"changelog": CHANGELOG_PRIOR, "test": TEST_PRIOR}
-NON_CODE_PRIOR = {"template": TEMPLATE_PRIOR, "doc": DOC_PRIOR, "config": CONFIG_PRIOR}
+# example programs document usage in code: they weigh as documentation does
+NON_CODE_PRIOR = {
+    "template": TEMPLATE_PRIOR,
+    "doc": DOC_PRIOR,
+    "example": DOC_PRIOR,
+    "config": CONFIG_PRIOR,
+}
 
 
 def path_prior(path: str, kinds: bool = False, bug_report: bool = False) -> float:
