@@ -14,8 +14,10 @@ DOC_PATH = re.compile(r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$", r
 # programs that show how to use the code, not the code itself
 EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
 TEMPLATE_PATH = re.compile(r"(^|/)\.github/|(^|/)[^/]*_TEMPLATE\b", re.I)
+# ...rc without an extension is the Unix name for a settings file (pylintrc, npmrc)
 CONFIG_PATH = re.compile(
-    r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$|(^|/)(\.[^/]+|Makefile|Dockerfile)$",
+    r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$"
+    r"|(^|/)(\.[^/]+|Makefile|Dockerfile|[A-Za-z]+rc)$",
     re.I,
 )
 

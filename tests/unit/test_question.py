@@ -251,6 +251,8 @@ def test_feature_settings():
         ("pyproject.toml", "config"),
         (".coveragerc", "config"),
         ("Makefile", "config"),
+        ("pylintrc", "config"),
+        ("src/resources.rc.go", "code"),
         ("tests/test_requests.py", "test"),
         ("CHANGELOG.md", "changelog"),
         ("examples/content-negotiation/index.js", "example"),
