@@ -139,6 +139,24 @@ def test_mentions_match_at_path_boundaries(mention, path, fits):
     assert mentions.matches(mention, path) is fits
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "fits"),
+    [
+        # a path outside the repository is read whole, not reduced to its file name
+        ("C:\\Python38\\lib\\pathlib.py:1266: FileNotFoundError", "src/_pytest/pathlib.py", False),
+        ("warning at /usr/lib/python3.8/pathlib.py:12", "src/_pytest/pathlib.py", False),
+        ("C:\\Py\\site-packages\\requests\\sessions.py:12: W", "requests/sessions.py", True),
+        ("see src\\flask\\cli.py for the loader", "src/flask/cli.py", True),
+        ("foo/cli.py:12: in main", "src/flask/cli.py", False),
+        ("cli.py:12: in main", "src/flask/cli.py", True),
+    ],
+)
+def test_a_paths_mention_is_read_whole(text, path, fits):
+    paths = [m.group(1) for m in question._PATH.finditer(text)]
+    assert len(paths) == 1
+    assert mentions.matches(paths[0], path) is fits
+
+
 def _legs(lex_files, dense_files):
     return {
         "lex_sym": [],

@@ -38,8 +38,11 @@ _BOILERPLATE = re.compile(
     r"^\s*(#{1,6}\s.*|[-*]\s*\[[ xX]\]\s.*|[-*]?\s*[\w .-]{1,40}\s*(==|:)\s*v?\d+(\.\d+)+\S*\s*)$",
     re.M,
 )
+# absolute and Windows paths are read whole: the bare file name of a path outside the
+# repository (C:\Python38\lib\pathlib.py) would match the repository's file of that name
 _PATH = re.compile(
-    r"(?<![\w/.-])((?:[\w.~-]+/)*[\w-]+\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rb|"
+    r"(?<![\w/\\.:-])((?:[A-Za-z]:[/\\]|/)?(?:[\w.~-]+[/\\])*[\w-]+\."
+    r"(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rb|"
     r"rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|scala|sh))\b"
 )
 # Python frames: File "x.py", line 3, in f | IPython: x.py in f(...) | pytest: x.py:3: in f
