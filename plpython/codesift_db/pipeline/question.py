@@ -86,8 +86,9 @@ def _module_paths(dotted: str) -> list[str]:
     parts = dotted.split(".")
     if len(parts) < 2 or parts[0] in _RECEIVERS or parts[-1].lower() in _EXTENSIONS:
         return []
-    # `flask.Config.from_file`: the module is some prefix of the chain
-    return ["/".join(parts[:n]) for n in range(len(parts), 1, -1)][:3]
+    # `flask.Config.from_file`: the module is one of the chain's three longest prefixes
+    # (only those are joined: a hostile chain of thousands of parts costs no more)
+    return ["/".join(parts[:n]) for n in range(len(parts), max(1, len(parts) - 3), -1)]
 
 
 def read(text: str) -> Reading:
