@@ -104,6 +104,14 @@ def _act_as(db, name: str) -> int:
     return tenant
 
 
+def _index_as_acme(db, dsn, make_repo, files: dict, name: str) -> None:
+    """A repository of these files indexed (no vectors) for acme, acting as acme."""
+    root = make_repo(files, name=name)
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name=name, tenant="acme", embed=False, show_progress=False)
+    _act_as(db, "acme")
+
+
 def _index_requestsish(dsn, make_repo):
     root = make_repo(FILES, name="requestsish")
     with psycopg.connect(dsn) as conn:
@@ -432,10 +440,7 @@ def test_a_bug_report_packs_the_best_large_files_header(db, dsn, make_repo):
     body = "\n".join(
         f"def fetch_page_{i}(url):\n    return download(url, retries={i})\n" for i in range(60)
     )
-    root = make_repo({"crawl/pages.py": header + body}, name="pages")
-    with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="pages", tenant="acme", embed=False, show_progress=False)
-    _act_as(db, "acme")
+    _index_as_acme(db, dsn, make_repo, {"crawl/pages.py": header + body}, "pages")
     report = (
         "fetch_page_7 downloads with the wrong retries\n\nWhen a crawl fetches a page,"
         " `fetch_page_7` passes retries=7 to download and the crawl gives up too early. "
@@ -469,10 +474,7 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
     )
     demo = "from net.retry import backoff_delay\nprint(backoff_delay(3))  # backoff delay demo\n"
     files = {"net/retry.py": code, "tests/test_retry.py": test, "examples/retry_demo.py": demo}
-    root = make_repo(files, name="retry")
-    with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="retry", tenant="acme", embed=False, show_progress=False)
-    _act_as(db, "acme")
+    _index_as_acme(db, dsn, make_repo, files, "retry")
     report = (
         "The backoff delay grows too fast after a retry attempt. Calling backoff_delay"
         " with a large attempt waits for hours; the test below shows the delay grows. "
@@ -506,10 +508,7 @@ def test_a_common_name_does_not_crowd_out_a_rare_one(db, dsn, make_repo):
     )
     files = {f"jobs/a{i:03d}.py": runners for i in range(150)}
     files["zz/rare.py"] = "def rotate_ledger_keys(vault):\n    return vault\n"
-    root = make_repo(files, name="jobs")
-    with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="jobs", tenant="acme", embed=False, show_progress=False)
-    _act_as(db, "acme")
+    _index_as_acme(db, dsn, make_repo, files, "jobs")
     report = ("Calling `run` then `rotate_ledger_keys` loses the vault. " * 8).strip()
     rows = db.execute(
         "select path, symbol, why from hybrid_search(%s, repo => 'jobs', k => 50)", (report,)
