@@ -44,18 +44,19 @@ NON_CODE_PRIOR = {
     "example": DOC_PRIOR,
     "config": CONFIG_PRIOR,
 }
+# a bug report asks which code to change; its test names and reproducer match the test
+# files' text best: for it, tests weigh as documentation does
+BUG_REPORT_NON_CODE_PRIOR = {**NON_CODE_PRIOR, "test": DOC_PRIOR}
 
 
 def path_prior(path: str, kinds: bool = False, bug_report: bool = False) -> float:
-    """The path's prior: tests and changelogs always; with kinds, docs, templates and
-    configuration too (off when the question asks for documentation), and for a bug report
-    tests weigh as documentation does: the question is which code to change, and a report's
-    test names and reproducer match the test files' text best."""
+    """The path's prior: tests and changelogs always; with kinds, docs, examples, templates
+    and configuration too (off when the question asks for documentation), and for a bug
+    report tests as documentation."""
     kind = file_kind(path)
-    if kinds and kind in NON_CODE_PRIOR:
-        return NON_CODE_PRIOR[kind]
-    if kinds and bug_report and kind == "test":
-        return DOC_PRIOR
+    non_code = BUG_REPORT_NON_CODE_PRIOR if bug_report else NON_CODE_PRIOR
+    if kinds and kind in non_code:
+        return non_code[kind]
     return KIND_PRIOR.get(kind, 1.0)
 
 

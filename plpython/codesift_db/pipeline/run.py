@@ -57,7 +57,7 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         # a bug report asks which file to change; a short question often names one symbol,
         # whose definition must not fall below the files that call it
         evidence=feats.on("evidence") and reading.long,
-        bug_report=reading.long,
+        bug_report=p.long_question,
     )
     return items, query_terms, repos
 
