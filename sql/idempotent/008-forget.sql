@@ -60,11 +60,12 @@ begin
     update codesift.term_stats as ts
     set df = ts.df - d.df
     from (
-        select t.term, count(*) as df
-        from codesift.symbol_terms as t
-        inner join codesift.code_symbols as s on t.tenant_id = s.tenant_id and t.symbol_id = s.id
+        -- the postings' own source, the symbols' lexemes (postings_symbol_stats.sql)
+        select u.lexeme as term, count(*) as df
+        from codesift.code_symbols as s
+        cross join lateral unnest(s.lexemes) as u (lexeme, positions, weights)
         where s.tenant_id = tenant and s.blob_sha = any(doomed)
-        group by t.term
+        group by u.lexeme
     ) as d
     where ts.tenant_id = tenant and ts.tier = 'symbol' and ts.term = d.term;
 
@@ -83,10 +84,10 @@ begin
     from (
         select
             'symbol' as tier,
-            count(distinct t.symbol_id) as docs,
-            coalesce(sum(t.tf), 0) as total_terms
-        from codesift.symbol_terms as t
-        inner join codesift.code_symbols as s on t.tenant_id = s.tenant_id and t.symbol_id = s.id
+            count(distinct s.id) as docs,
+            coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) as total_terms
+        from codesift.code_symbols as s
+        cross join lateral unnest(s.lexemes) as u (lexeme, positions, weights)
         where s.tenant_id = tenant and s.blob_sha = any(doomed)
         union all
         select

@@ -10,6 +10,8 @@ from codesift.indexer import index_repository
 from codesift.migrate import SQL_DIR
 from codesift_db.packing import estimate_tokens
 
+from tests.conftest import commit, write_files
+
 # 30 modules mention "retry"; only the 5 under core/ pass a path filter, and they mention it
 # least, so they are the last postings of the term in impact order
 FILES = {
@@ -122,6 +124,44 @@ def test_postings_carry_length_and_impact(db, indexed):
         " and b.sha = p.blob_sha where p.dl is distinct from b.term_count or p.impact is null"
     ).fetchone()[0]
     assert bad == 0
+
+
+SYMBOL_STATS_FROM_POSTINGS = """
+select
+    (select count(distinct symbol_id) from symbol_terms where tenant_id = %(t)s),
+    (select coalesce(sum(tf), 0) from symbol_terms where tenant_id = %(t)s),
+    (select array_agg(row(term, n) order by term) from (
+        select term, count(*) as n from symbol_terms where tenant_id = %(t)s group by term
+    ) as d)
+"""
+SYMBOL_STATS = """
+select c.docs, c.total_terms, (
+    select array_agg(row(term, df) order by term) from term_stats
+    where tenant_id = %(t)s and tier = 'symbol'
+)
+from corpus_stats as c where c.tenant_id = %(t)s and c.tier = 'symbol'
+"""
+
+
+def test_symbol_statistics_are_the_postings_counts_in_every_tenant(db, dsn, indexed, make_repo):
+    # a second tenant indexed in two runs (the second adds a blob and changes one) next to
+    # the first: its statistics count its own postings, exactly
+    root = make_repo({"a.py": "def retry_once(job):\n    return retry(job)\n"}, name="second")
+    for step in range(2):
+        if step:
+            write_files(root, {"a.py": "def retry_twice(job):\n    return retry(retry(job))\n"})
+            write_files(
+                root, {"b.py": "class Backoff:\n    def delay(self, n):\n        return n\n"}
+            )
+            commit(root, "more")
+        with psycopg.connect(dsn) as conn:
+            index_repository(
+                conn, root, name="second", tenant="globex", show_progress=False, embed=False
+            )
+    for (tenant,) in db.execute("select id from tenants").fetchall():
+        expected = db.execute(SYMBOL_STATS_FROM_POSTINGS, {"t": tenant}).fetchone()
+        assert db.execute(SYMBOL_STATS, {"t": tenant}).fetchone() == expected
+        assert expected[0] > 0
 
 
 def test_line_count_ignores_trailing_newlines(db, dsn, make_repo):
