@@ -622,3 +622,22 @@ def test_the_graph_walk_does_not_bury_stage_ones_best_files(db, dsn, make_repo):
     db.execute("select set_config('codesift.retrieval_off', 'graph_cap', false)")
     uncapped = order()
     assert uncapped.index("pkg/retry.py") > 2
+
+
+def test_a_leg_of_weight_zero_does_not_run(db, indexed):
+    sql = (
+        "select lexical_rank, dense_rank from explain_context('follow redirects',"
+        " repo => 'requestsish', lexical_weight => %s, dense_weight => %s)"
+    )
+    both = db.execute(sql, (1, 1)).fetchall()
+    assert any(d for _, d in both) and any(lx for lx, _ in both)  # the fixture has vectors
+    lexical = db.execute(sql, (1, 0)).fetchall()
+    assert lexical and not any(d for _, d in lexical)
+    dense = db.execute(sql, (0, 1)).fetchall()
+    assert dense and not any(lx for lx, _ in dense)
+    # an embedding passed with a dense weight of 0 is still checked
+    with pytest.raises(psycopg.errors.DataException, match="dimensions"):
+        db.execute(
+            "select * from pack_context('follow redirects', repo => 'requestsish',"
+            " query_embedding => '[1,2,3]', dense_weight => 0)"
+        )

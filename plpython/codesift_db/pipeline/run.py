@@ -34,11 +34,17 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
         query_terms, weights = question.weighted_terms(p.query, reading)
     else:
         query_terms, weights = terms(p.query), None
-    vector, model = query_vector(plpy, p, reading.digest if reading.long else None)
+    vector, model = None, ""
+    if p.dense_weight or p.query_embedding is not None:  # a given embedding is checked
+        vector, model = query_vector(plpy, p, reading.digest if reading.long else None)
+    if not p.dense_weight:
+        vector = None  # a leg of weight 0 adds nothing: the dense legs read no vector
     if not query_terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
         return {}, query_terms, repos
-    found = legs(plpy, p, tenant, repo_ids, query_terms, vector, model, weights)
+    # likewise no lexical legs at weight 0 (the terms still choose stand-ins)
+    lexical_terms = query_terms if p.lexical_weight else []
+    found = legs(plpy, p, tenant, repo_ids, lexical_terms, vector, model, weights)
     if reading.mentions:
         found["mention"] = mentioned_files(plpy, tenant, repo_ids, reading.mentions)
     if reading.names and feats.on("named"):
