@@ -588,42 +588,6 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
     assert [r[-1] for r in rows] == [3, 2]
 
 
-def test_the_graph_walk_does_not_bury_stage_ones_best_files(db, dsn, make_repo):
-    # the report names the hub, which imports six modules that each hold one of its words;
-    # retry.py, imported by nothing, is the second best match
-    files = {
-        "pkg/hub.py": "".join(f"from pkg import mod{i}\n" for i in range(6))
-        + "\n\ndef dispatch_event(queue, event):\n    return mod0.send(queue, event)\n",
-        "pkg/retry.py": "def requeue_failed_event(queue, event, attempts):\n"
-        "    return queue.put(event, attempts + 1)\n",
-        **{f"pkg/mod{i}.py": f"def helper_{i}(event):\n    return event\n" for i in range(6)},
-    }
-    _index_as_acme(db, dsn, make_repo, files, "events")
-    report = (
-        "`dispatch_event` drops the event when the queue is full\n\n"
-        'Traceback:\n  File "pkg/hub.py", line 9, in dispatch_event\n'
-        "The failed event should be requeued with its attempts counted; instead the queue"
-        " loses it and the attempts are never retried. "
-    ) * 3
-
-    def order() -> list[str]:
-        rows = db.execute(
-            "select path from explain_context(%s, repo => 'events') order by candidate", (report,)
-        ).fetchall()
-        return list(dict.fromkeys(p for (p,) in rows))
-
-    capped = order()
-    assert capped[:2] == ["pkg/hub.py", "pkg/retry.py"]
-    rows = db.execute(
-        "select path, why from explain_context(%s, repo => 'events')", (report,)
-    ).fetchall()
-    assert any(why.get("graph_capped") for p, why in rows if p.startswith("pkg/mod"))
-    # without the cap the hub's neighbours, each a weak hit of its own, outrank retry.py
-    db.execute("select set_config('codesift.retrieval_off', 'graph_cap', false)")
-    uncapped = order()
-    assert uncapped.index("pkg/retry.py") > 2
-
-
 def test_a_leg_of_weight_zero_does_not_run(db, indexed):
     sql = (
         "select lexical_rank, dense_rank from explain_context('follow redirects',"

@@ -109,21 +109,6 @@ def test_graph_seeds_are_the_best_distinct_paths():
     assert scores["a.py"] == 0.9
 
 
-def test_the_graph_cap_is_just_below_the_nth_best_file():
-    items = {
-        i: {"repository_id": 1, "path": p, "score": s}
-        for i, (p, s) in enumerate(
-            [("a.py", 0.9), ("a.py", 0.95), ("b.py", 0.7), ("c.py", 0.6), ("d.py", 0.5)]
-        )
-    }
-    cap = graph.score_cap(items, files=3)
-    assert 0.59 < cap < 0.6  # c.py, the third best file (a.py counted once, at its best)
-    assert graph.score_cap(items, files=5) is None  # four files: nothing to cap
-    # the same path in another repository is another file
-    items[9] = {"repository_id": 2, "path": "a.py", "score": 0.1}
-    assert 0.09 < graph.score_cap(items, files=5) < 0.1
-
-
 def test_file_tokens_is_a_share_of_the_budget():
     assert hydrate.file_tokens(4000) == 1000
     assert hydrate.file_tokens(1) == 0

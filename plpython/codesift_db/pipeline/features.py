@@ -19,7 +19,6 @@ FEATURES = (
     "evidence",  # file ranking from aggregated symbol evidence
     "consensus",  # each leg's file ranking fused too (pipeline/fusion.py file_consensus)
     "pack",  # the pack keeps a large file's best symbols
-    "graph_cap",  # the graph walk never lifts a file above stage 1's best files
     # the graph beyond imports: each edge kind (pipeline/graph.py EDGE_KINDS)
     "tests",  # a test to the code it tests
     "references",  # a use of an imported name to the file defining it

@@ -3,10 +3,7 @@ files, both directions, over resolved import edges and the edge kinds switched o
 (features.py): tests, references (derived_edges.py) and co_change (the loader's). A file
 reached scores its seed's score times hop_decay per hop, times the weights of the edges that
 led there and their kinds' EDGE_WEIGHTS, times its path prior; the best GRAPH_NODES new ones
-become candidates. With the `graph_cap` feature, what the walk gives a file stays below the
-score of the GRAPH_CAP_FILES-th best file stage 1 found: the walk brings context around the
-hits and must not bury them (a hub seed's neighbours, two hops out, otherwise outrank the
-files that the question matches best after the seed's own)."""
+become candidates."""
 
 from .. import plans
 from .hydrate import file_tokens, hydrate
@@ -18,7 +15,6 @@ GRAPH_NODES = 24  # files the walk may add, best (seed score x hop decay) first
 # a file reached only through the graph (no search leg found it) is context, not an answer:
 # it ranks below the hits its hop decay would otherwise tie it with
 NEIGHBOUR_WEIGHT = 0.7
-GRAPH_CAP_FILES = 5  # stage 1's best files that no file reached by the walk outranks
 GRAPH_WALK = (
     "select repository_id, path, hop, factor, via, edges, strength"
     " from codesift._graph_walk($1, $2, $3, $4, $5, $6, $7)",
@@ -57,18 +53,6 @@ def seeds(items: dict) -> tuple[list[str], dict[str, float]]:
     return paths, seed_score
 
 
-def score_cap(items: dict, files: int = GRAPH_CAP_FILES) -> float | None:
-    """Just below the best score of the files-th best file among the candidates (None when
-    fewer files were found: then nothing is capped)."""
-    best: dict[tuple, float] = {}
-    for item in items.values():
-        f = (item["repository_id"], item["path"])
-        best[f] = max(best.get(f, 0.0), item["score"])
-    if len(best) < files:
-        return None
-    return sorted(best.values(), reverse=True)[files - 1] * (1 - 1e-6)
-
-
 def neighbour(key: tuple, score: float, graph: dict) -> dict:
     """A candidate only the walk found: no leg's rank, below the hits (NEIGHBOUR_WEIGHT)."""
     return {
@@ -93,7 +77,6 @@ def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> N
         *GRAPH_WALK,
         [tenant, repo_ids, paths, p.graph_depth, p.hop_decay, p.fanout, relations(p.features)],
     )
-    cap = score_cap(items) if p.features.on("graph_cap") else None
     reached = []
     for r in rows:
         via, edges = list(r["via"]), list(r["edges"])
@@ -104,15 +87,12 @@ def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> N
             * edge_weight(edges)
             * path_prior(r["path"], p.kind_prior, p.long_question)
         )
-        capped = cap is not None and score > cap
-        if capped:
-            score = cap
-        reached.append((score, r["repository_id"], r["path"], r["hop"], via, edges, capped))
+        reached.append((score, r["repository_id"], r["path"], r["hop"], via, edges))
     reached.sort(key=lambda x: (-x[0], x[3], x[2]))
     new_keys: list[tuple] = []
-    for score, repository_id, path, hop, via, edges, capped in reached:
+    for score, repository_id, path, hop, via, edges in reached:
         key = ("f", repository_id, path)
-        graph = {"graph_hop": hop, "graph_path": via, "graph_edges": edges, "graph_capped": capped}
+        graph = {"graph_hop": hop, "graph_path": via, "graph_edges": edges}
         if key in items:
             items[key].update(graph)
             items[key]["score"] = max(items[key]["score"], score)

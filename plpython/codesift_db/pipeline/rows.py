@@ -25,7 +25,6 @@ def why(item: dict) -> dict:
         "graph_hop": item.get("graph_hop"),
         "graph_path": item.get("graph_path"),
         "graph_edges": item.get("graph_edges"),
-        "graph_capped": item.get("graph_capped"),
         "stands_in_for_file": item.get("via_file"),
     }
 
