@@ -605,3 +605,23 @@ def test_a_leg_of_weight_zero_does_not_run(db, indexed):
             "select * from pack_context('follow redirects', repo => 'requestsish',"
             " query_embedding => '[1,2,3]', dense_weight => 0)"
         )
+
+
+def test_a_large_files_functions_stand_in_before_its_classes(db, dsn, make_repo):
+    source = (
+        "class RetryPolicy:\n"
+        '    """Retry with backoff: the delay grows with each attempt up to a limit."""\n\n'
+        "    def backoff_delay(self, attempt):\n        return min(2 ** attempt, self.limit)\n\n"
+        "    def retry_limit(self):\n        return self.limit\n\n\n"
+        "def retry_backoff(attempt, limit):\n    return min(2 ** attempt, limit)\n\n\n"
+        + "".join(f"def unrelated_{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+    )
+    _index_as_acme(db, dsn, make_repo, {"net/retry.py": source}, "retries")
+    sql = (
+        "select symbol, kind, why from explain_context('retry backoff delay limit',"
+        " repo => 'retries', token_budget => 1000, graph_depth => 0)"
+    )
+
+    chosen = {s: k for s, k, why in db.execute(sql).fetchall() if why["stands_in_for_file"]}
+    assert len(chosen) == 2 and "class" not in chosen.values()
+    assert "retry_backoff" in chosen

@@ -1,6 +1,7 @@
 """Stand-ins: a whole file too big for FILE_SHARE of the budget is not packed whole; the
 best-scored SPLIT_FILES of them are replaced by their best symbols (already candidates
-first, then others by query-term overlap, sql/stand_in_symbols.sql), the rest are
+first, functions and methods before class chunks, then others by query-term overlap,
+sql/stand_in_symbols.sql), the rest are
 'not_packed:too_big'. For a bug report the best few also bring their header (the lines
 before the first definition: imports, constants), which a fix so often has to touch."""
 
@@ -14,6 +15,8 @@ SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
 SPLIT_FILES = 12
 EXPANDED = "expanded:symbols"  # an oversized file replaced by its best symbols
 TOO_BIG = "not_packed:too_big"  # an oversized file ranked below the SPLIT_FILES split ones
+# kinds that hold other symbols (hydrate_symbols.sql's stand-in rule names the same two)
+CONTAINER_KINDS = ("class", "section")
 HEADER = "header"  # the kind of a large file's lines before its first definition
 HEADER_FILES = 3  # expanded files, best first, whose header stands in too
 HEADER_TYPES = ["bigint[]", "text[]", "bigint"]
@@ -45,8 +48,10 @@ def split_big_files(
     for item in items.values():
         if item.get("stand_in"):
             candidates.setdefault(item["blob_sha"], []).append(item)
+    # a file's candidate functions and methods stand in before its candidate class chunks:
+    # a chunk is many times their size and mostly repeats the methods that matched
     for found in candidates.values():
-        found.sort(key=lambda i: (-i["score"], i["start_line"]))
+        found.sort(key=lambda i: (i["kind"] in CONTAINER_KINDS, -i["score"], i["start_line"]))
     short = [i for i in big if len(candidates.get(i["blob_sha"], ())) < SYMBOLS_PER_FILE]
     others: dict = {}
     if short:
