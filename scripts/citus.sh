@@ -92,7 +92,8 @@ build() {
   fi
   local work patch src
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' RETURN
+  # a RETURN trap stays set after the function returns: it clears itself (set -u)
+  trap 'rm -rf "$work"; trap - RETURN' RETURN
   tar xzf "$CITUS_SOURCE" -C "$work"
   src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
   patch=$(citus_patch)
