@@ -1,9 +1,9 @@
 """Stand-ins: a whole file too big for FILE_SHARE of the budget is not packed whole; the
 best-scored SPLIT_FILES of them are replaced by their best symbols (already candidates
 first, functions and methods before class chunks, then others by query-term overlap,
-sql/stand_in_symbols.sql), the rest are
-'not_packed:too_big'. For a bug report the best few also bring their header (the lines
-before the first definition: imports, constants), which a fix so often has to touch."""
+sql/stand_in_symbols.sql), the rest are 'not_packed:too_big'. For a bug report the best
+few also bring their header (the lines before the first definition: imports, constants),
+which a fix so often has to touch."""
 
 from .. import packing, plans
 from .hydrate import file_tokens, symbol_item
