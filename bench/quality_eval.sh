@@ -13,7 +13,7 @@ express=$1
 gin=$2
 shift 2
 out=${OUT:-bench/results}
-engines=today,new,no-consensus,no-question,no-named,no-kinds,no-pack,no-tests,no-references,no-co_change,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
+engines=today,new,no-consensus,no-question,no-named,no-kinds,no-pack,no-tests,no-references,no-co_change,no-calls,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
 run() {
     .venv/bin/python bench/eval.py --engines "$engines" --engine-arms hybrid,pack \
         --arms bm25_files,lexical,lexical_tsrank,dense,hybrid,pack,peer,pack_lexical "$@"

@@ -23,6 +23,7 @@ FEATURES = (
     "tests",  # a test to the code it tests
     "references",  # a use of an imported name to the file defining it
     "co_change",  # files changed in the same commits
+    "calls",  # the definitions the best candidate symbols call (pipeline/callees.py)
 )
 FUSIONS = ("rrf", "rrf_k", "guard", "convex")
 # off unless asked for (codesift.retrieval_off = none): on the SWE-bench instances, lexical

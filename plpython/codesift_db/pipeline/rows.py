@@ -26,6 +26,7 @@ def why(item: dict) -> dict:
         "graph_path": item.get("graph_path"),
         "graph_edges": item.get("graph_edges"),
         "stands_in_for_file": item.get("via_file"),
+        "called_by": item.get("called_by"),
     }
 
 

@@ -2,8 +2,9 @@
 candidates; all hybrid_search runs) and run (then the graph, the stand-ins, pruning and
 packing; what pack_context and explain_context run)."""
 
-from .. import diversity, packing
-from . import coverage, features, question
+from . import features, question
+from .callees import add_callees
+from .fill import fill
 from .fusion import file_consensus, fuse
 from .graph import expand_graph
 from .hydrate import file_tokens, hydrate
@@ -79,6 +80,8 @@ def run(plpy, p: Params) -> list[dict]:
     expand_graph(plpy, items, p, tenant, repo_ids)
     headers = p.long_question and p.features.on("pack")
     split_big_files(plpy, items, tenant, p.token_budget, query_terms, headers)
+    if p.features.on("calls"):
+        add_callees(plpy, items, tenant, repo_ids, p.token_budget)
     ordered = sorted(items.values(), key=order)
     for item in ordered:
         repo = by_id[item["repository_id"]]
@@ -89,11 +92,7 @@ def run(plpy, p: Params) -> list[dict]:
     candidates = [i for i in ordered if i.get("decision") not in (EXPANDED, TOO_BIG)]
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
     # the pack feature: overlap judged by an item's own lines, the best files covered first
-    pack_feature = p.features.on("pack")
-    pruned = diversity.prune(candidates, p.jaccard_threshold, own_lines=pack_feature)
-    if pack_feature:
-        pruned = coverage.front(pruned, p.token_budget)
-    packed = packing.pack(pruned, p.token_budget)
+    packed = fill(candidates, p.token_budget, p.jaccard_threshold, p.features.on("pack"))
     for item in expanded:
         item.update({"packed": False, "tokens": 0, "truncated": False, "packed_text": None})
     result = sorted(packed + expanded, key=order)

@@ -1,0 +1,107 @@
+"""Callees: the definitions that the best candidate symbols call become candidates too. A
+bug report's words match the entry point it went through; the fix is so often in a helper
+that entry point calls (a merge function, a path filter), whose own text shares few of the
+report's words. Calls are read from the text (a name before '(', any language), resolved to
+live functions and methods by name (sql/called_definitions.sql): one in the caller's own
+file first; a name called bare (not as some object's method) may also mean a function of
+another file, when at most AMBIGUOUS files define it (an imported helper)."""
+
+import re
+from collections import Counter
+
+from .. import plans
+from .hydrate import file_tokens, hydrate
+from .mentions import AMBIGUOUS, SYMBOL_TYPES
+
+CALLER_SEEDS = 3  # best candidate symbols whose calls are followed
+CALLEES_PER_SEED = 2  # of each, the names called most often (first called on ties)
+CALL_DECAY = 0.8  # a callee scores its caller's score times this
+MAX_CALLS = 64  # names of each seed looked up, most called first: a bound on the lookup
+# a name before '(': after a '.', a method of some object (its type unknown here)
+CALL = re.compile(r"(\.?)\s*(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]{2,})\s*\(")
+NOT_CALLS = frozenset(
+    "if for while elif return switch catch function func def class with and not print"
+    " super isinstance len str int list dict set tuple range type getattr setattr hasattr"
+    " require typeof make append".split()
+)
+
+
+def calls(text: str, own_name: str | None) -> list[tuple[str, bool]]:
+    """(name, bare) for the MAX_CALLS names a symbol's text calls most, then first; bare:
+    called by its name alone (a function), not as a method of an object."""
+    own = (own_name or "").rsplit(".", 1)[-1].lower()
+    found = [(name.lower(), not dot) for dot, name in CALL.findall(text or "")]
+    counts = Counter(c for c in found if c[0] not in NOT_CALLS and c[0] != own)
+    first: dict = {}
+    for i, call in enumerate(found):
+        first.setdefault(call, i)
+    return sorted(counts, key=lambda c: (-counts[c], first[c]))[:MAX_CALLS]
+
+
+def seeds(items: dict) -> list[dict]:
+    """The CALLER_SEEDS best symbol candidates (a large file's stand-ins among them)."""
+    found = [i for i in items.values() if i.get("kind") not in ("file", "header") and i.get("text")]
+    found.sort(key=lambda i: -i["score"])
+    return found[:CALLER_SEEDS]
+
+
+def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]:
+    """Definitions a call from seed means: one in its own file; else, for a bare call, the
+    functions of that name when there are few (an imported helper)."""
+    name, bare = call
+    fits = [r for r in rows if r["name"] == name and r["symbol_id"] != seed["key"][1]]
+    own_file = [r for r in fits if r["path"] == seed["path"]]
+    if own_file or not bare:
+        return own_file[:1]
+    functions = [r for r in fits if r["kind"] == "function"]
+    return functions if len(functions) <= AMBIGUOUS else []
+
+
+def add_callees(plpy, items: dict, tenant: int, repo_ids: list, budget: int) -> None:
+    """Each seed's CALLEES_PER_SEED resolvable callees join the candidates at CALL_DECAY of
+    its score (a candidate already only gains that score)."""
+    chosen = seeds(items)
+    called = {id(s): calls(s["text"], s.get("symbol")) for s in chosen}
+    names = sorted({name for found in called.values() for name, _ in found})
+    if not names:
+        return
+    rows = plans.run(
+        plpy, plans.load("called_definitions"), SYMBOL_TYPES, [repo_ids, names, tenant]
+    )
+    new: dict = {}
+    for seed in chosen:
+        taken = 0
+        for call in called[id(seed)]:
+            if taken == CALLEES_PER_SEED:
+                break
+            fits = _resolve(call, seed, rows)
+            if not fits:
+                continue
+            taken += 1
+            score = seed["score"] * CALL_DECAY
+            for r in fits:
+                key = ("s", r["symbol_id"])
+                target = items.get(key) or new.get(key)
+                if target is None:
+                    target = new[key] = _callee(key, r["repository_id"])
+                if score > target["score"]:
+                    target["score"] = score
+                    target["called_by"] = seed.get("symbol")
+    if new:
+        hydrate(plpy, new, tenant, repo_ids, file_tokens(budget))
+        items.update(new)
+
+
+def _callee(key: tuple, repository_id: int) -> dict:
+    """A candidate only a call reached: no leg's rank of its own."""
+    return {
+        "key": key,
+        "repository_id": repository_id,
+        "lexical_rank": None,
+        "dense_rank": None,
+        "rrf": 0.0,
+        "lexical_score": None,
+        "dense_distance": None,
+        "recency": 1.0,
+        "score": 0.0,
+    }

@@ -1,0 +1,32 @@
+"""The pack's fill: diversity pruning, the coverage order, then packing (diversity.py,
+coverage.py, packing.py). An item the budget left out prunes nothing: while one that did
+not fit had pruned another (a method inside a class too big for what was left), the pass is
+redone without the items that did not fit, so the method is packed in the class's place."""
+
+from .. import diversity, packing
+from . import coverage
+
+_NOT_PACKED = {"packed": False, "tokens": 0, "truncated": False, "packed_text": None}
+
+
+def fill(candidates: list[dict], budget: int, threshold: float, pack_feature: bool) -> list[dict]:
+    """Every candidate once, with its decision and what was packed of it (candidates come
+    best first, each with a unique `id`)."""
+    left_out: set = set()
+    while True:
+        tried = [i for i in candidates if i["id"] not in left_out]
+        pruned = diversity.prune(tried, threshold, own_lines=pack_feature)
+        if pack_feature:
+            pruned = coverage.front(pruned, budget)
+        packed = packing.pack(pruned, budget)
+        unfit = {i["id"] for i in packed if i["decision"] == packing.NOT_PACKED_BUDGET}
+        # each round leaves out at least one more candidate: at most len(candidates) rounds
+        if not any(i.get("pruned_by") in unfit for i in packed):
+            break
+        left_out |= unfit
+    dropped = [
+        {**i, **_NOT_PACKED, "decision": packing.NOT_PACKED_BUDGET}
+        for i in candidates
+        if i["id"] in left_out
+    ]
+    return packed + dropped

@@ -1,0 +1,73 @@
+"""The calls of the best candidates (pipeline/callees.py) against real indexed repositories:
+a helper that shares no word with the question is packed because the matched function calls
+it; a call never reaches another tenant's code."""
+
+import psycopg
+from codesift.indexer import index_repository
+
+CHECKOUT_PY = '''"""Checkout."""
+from app.rounding import settle_amount
+
+
+def checkout_invoice_total(invoice):
+    """The invoice total charged to the customer at checkout."""
+    subtotal = sum(line.price for line in invoice.lines)
+    audit_trail_total(invoice, subtotal)
+    return settle_amount(subtotal, invoice.currency)
+'''
+ROUNDING_PY = '''"""Money."""
+from decimal import ROUND_HALF_EVEN, Decimal
+
+
+def settle_amount(value, currency):
+    quantum = Decimal(10) ** -currency.digits
+    return value.quantize(quantum, ROUND_HALF_EVEN)
+'''
+FILLER = "".join(f"def unrelated_{i}(x):\n    return x * {i}\n\n\n" for i in range(30))
+ACME = {"app/checkout.py": CHECKOUT_PY, "app/rounding.py": ROUNDING_PY, "app/misc.py": FILLER}
+# another tenant's repository of the same name defines what acme's checkout calls but lacks
+GLOBEX = {
+    "app/ledger.py": "def audit_trail_total(invoice, total):\n    return ('secret', total)\n",
+    "app/misc.py": FILLER,
+}
+QUESTION = "checkout invoice total charged to the customer is wrong"
+
+
+def _index(dsn, make_repo, files, tenant):
+    root = make_repo(files, name=f"billing-{tenant}")
+    with psycopg.connect(dsn) as conn:
+        index_repository(
+            conn, root, name="billing", tenant=tenant, embed=False, show_progress=False
+        )
+
+
+def _explain(conn, off=""):
+    conn.execute("select set_config('codesift.retrieval_off', %s, false)", (off,))
+    return conn.execute(
+        "select path, symbol, why->>'called_by', packed from codesift.explain_context(%s,"
+        " repo => 'billing', graph_depth => 0, dense_weight => 0, query_embedding => null)",
+        (QUESTION,),
+    ).fetchall()
+
+
+def _tenant(db, name):
+    return db.execute("select id from codesift.tenants where name = %s", (name,)).fetchone()[0]
+
+
+def test_a_called_helper_is_packed_and_says_who_called_it(db, dsn, make_repo, app_connect):
+    _index(dsn, make_repo, ACME, "acme")
+    conn = app_connect(_tenant(db, "acme"))
+    rows = _explain(conn)
+    helper = [r for r in rows if r[1] == "settle_amount"]
+    assert helper == [("app/rounding.py", "settle_amount", "checkout_invoice_total", True)]
+    # switched off, nothing the question's words miss reaches the pack
+    assert not any(r[0] == "app/rounding.py" for r in _explain(conn, "calls"))
+
+
+def test_a_call_never_reaches_another_tenants_definition(db, dsn, make_repo, app_connect):
+    _index(dsn, make_repo, GLOBEX, "globex")
+    _index(dsn, make_repo, ACME, "acme")
+    conn = app_connect(_tenant(db, "acme"))
+    rows = _explain(conn)
+    assert any(r[1] == "settle_amount" for r in rows)  # the calls were followed
+    assert not any(r[0] == "app/ledger.py" or r[1] == "audit_trail_total" for r in rows)

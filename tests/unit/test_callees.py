@@ -1,0 +1,93 @@
+"""The calls the best candidates make (pipeline/callees.py) and the pack's fill
+(pipeline/fill.py): pure functions, no database."""
+
+from codesift_db import packing
+from codesift_db.pipeline import callees, fill
+
+
+def test_calls_are_counted_bare_or_as_methods_most_called_first():
+    text = (
+        "def send(self, request):\n"
+        "    proxies = merge_setting(request.proxies, self.proxies)\n"
+        "    if len(proxies):\n"
+        "        self.rebuild_auth(request)\n"
+        "    return merge_setting(proxies, send(request))\n"
+    )
+    # send( is the symbol itself; if and len are not calls of the code's own
+    assert callees.calls(text, "Session.send") == [("merge_setting", True), ("rebuild_auth", False)]
+
+
+def test_the_calls_read_are_bounded():
+    text = "\n".join(f"helper_{i}(x)" for i in range(500))
+    assert len(callees.calls(text, None)) == callees.MAX_CALLS
+
+
+def _row(symbol_id, path, name, kind="function"):
+    return {"symbol_id": symbol_id, "repository_id": 1, "path": path, "name": name, "kind": kind}
+
+
+def test_a_call_means_the_definition_in_the_callers_file_first():
+    seed = {"key": ("s", 1), "path": "app/sessions.py"}
+    rows = [_row(2, "app/utils.py", "merge"), _row(3, "app/sessions.py", "merge", "method")]
+    assert [r["symbol_id"] for r in callees._resolve(("merge", True), seed, rows)] == [3]
+
+
+def test_a_method_call_never_reaches_another_file():
+    seed = {"key": ("s", 1), "path": "app/sessions.py"}
+    rows = [_row(2, "app/utils.py", "merge")]
+    assert callees._resolve(("merge", False), seed, rows) == []
+    assert [r["symbol_id"] for r in callees._resolve(("merge", True), seed, rows)] == [2]
+
+
+def test_a_bare_call_of_a_common_name_means_nothing():
+    seed = {"key": ("s", 1), "path": "app/sessions.py"}
+    rows = [_row(10 + i, f"app/m{i}.py", "run") for i in range(callees.AMBIGUOUS + 1)]
+    assert callees._resolve(("run", True), seed, rows) == []
+    assert len(callees._resolve(("run", True), seed, rows[:-1])) == callees.AMBIGUOUS
+
+
+def test_a_symbol_does_not_call_itself():
+    seed = {"key": ("s", 1), "path": "app/a.py"}
+    assert callees._resolve(("walk", True), seed, [_row(1, "app/a.py", "walk")]) == []
+
+
+def test_seeds_are_the_best_symbols_not_files_or_headers():
+    items = {
+        ("f", 1, "a.py"): {"kind": "file", "text": "x", "score": 9.0},
+        ("h", 1, "a.py"): {"kind": "header", "text": "import os", "score": 8.0},
+        ("s", 1): {"kind": "function", "text": "def f(): g()", "score": 0.5},
+        ("s", 2): {"kind": "method", "text": "def m(): h()", "score": 0.7},
+        ("s", 3): {"kind": "function", "text": None, "score": 0.9},
+    }
+    assert [s["text"] for s in callees.seeds(items)] == ["def m(): h()", "def f(): g()"]
+
+
+def _item(n, path, start, end, text, kind="method"):
+    return {
+        "id": f"s:{n}",
+        "path": path,
+        "start_line": start,
+        "end_line": end,
+        "kind": kind,
+        "text": text,
+        "score": 1.0 / n,
+    }
+
+
+def test_an_item_the_budget_left_out_prunes_nothing():
+    big_first = _item(1, "a.py", 1, 400, "\n".join(f"first = {i}" for i in range(400)))
+    # a class too big for what the first item leaves, holding the method that fits
+    klass = _item(2, "b.py", 1, 300, "\n".join(f"chunk = {i}" for i in range(300)), "class")
+    method = _item(3, "b.py", 10, 20, "def helper():\n    return 1")
+    budget = packing.estimate_tokens(big_first["text"]) + 40
+    out = {i["id"]: i for i in fill.fill([big_first, klass, method], budget, 0.88, True)}
+    assert out["s:2"]["decision"] == packing.NOT_PACKED_BUDGET and not out["s:2"]["packed"]
+    assert out["s:3"]["packed"] and out["s:3"]["decision"] == packing.KEPT
+    assert len(out) == 3
+
+
+def test_a_packed_class_still_prunes_its_methods():
+    klass = _item(1, "b.py", 1, 30, "\n".join(f"chunk = {i}" for i in range(30)), "class")
+    method = _item(2, "b.py", 10, 20, "def helper():\n    return 1")
+    out = {i["id"]: i for i in fill.fill([klass, method], 4000, 0.88, True)}
+    assert out["s:1"]["packed"] and out["s:2"]["decision"] == "pruned:overlap"
