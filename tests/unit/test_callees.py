@@ -17,6 +17,12 @@ def test_calls_are_counted_bare_or_as_methods_most_called_first():
     assert callees.calls(text, "Session.send") == [("merge_setting", True), ("rebuild_auth", False)]
 
 
+def test_a_decorator_is_not_a_call():
+    assert callees.calls("@fixture(scope='session')\ndef tmp(): return make_tmp()", "tmp") == [
+        ("make_tmp", True)
+    ]
+
+
 def test_the_calls_read_are_bounded():
     text = "\n".join(f"helper_{i}(x)" for i in range(500))
     assert len(callees.calls(text, None)) == callees.MAX_CALLS
@@ -46,20 +52,38 @@ def test_a_bare_call_of_a_common_name_means_nothing():
     assert len(callees._resolve(("run", True), seed, rows[:-1])) == callees.AMBIGUOUS
 
 
+def test_code_never_calls_a_tests_helper():
+    rows = [_row(2, "tests/helpers.py", "build_fixture")]
+    assert (
+        callees._resolve(("build_fixture", True), {"key": ("s", 1), "path": "app/a.py"}, rows) == []
+    )
+    in_tests = {"key": ("s", 1), "path": "tests/test_a.py"}
+    assert len(callees._resolve(("build_fixture", True), in_tests, rows)) == 1
+
+
 def test_a_symbol_does_not_call_itself():
     seed = {"key": ("s", 1), "path": "app/a.py"}
     assert callees._resolve(("walk", True), seed, [_row(1, "app/a.py", "walk")]) == []
 
 
-def test_seeds_are_the_best_symbols_not_files_or_headers():
+def _cand(path, kind, score, text="def f(): g()"):
+    return {"path": path, "kind": kind, "text": text, "score": score}
+
+
+def test_seeds_are_each_best_files_best_symbols_not_files_or_headers():
     items = {
-        ("f", 1, "a.py"): {"kind": "file", "text": "x", "score": 9.0},
-        ("h", 1, "a.py"): {"kind": "header", "text": "import os", "score": 8.0},
-        ("s", 1): {"kind": "function", "text": "def f(): g()", "score": 0.5},
-        ("s", 2): {"kind": "method", "text": "def m(): h()", "score": 0.7},
-        ("s", 3): {"kind": "function", "text": None, "score": 0.9},
+        1: _cand("a.py", "file", 9.0),
+        2: _cand("a.py", "header", 8.0),
+        3: _cand("a.py", "function", 0.9),
+        4: _cand("a.py", "method", 0.8),
+        5: _cand("a.py", "method", 0.7),  # a third symbol of the same file
+        6: _cand("b.py", "function", 0.6),
+        7: _cand("c.py", "function", 0.5, text=None),  # no text: nothing to read calls from
+        8: _cand("d.py", "function", 0.4),
+        9: _cand("e.py", "function", 0.3),  # a fourth file
     }
-    assert [s["text"] for s in callees.seeds(items)] == ["def m(): h()", "def f(): g()"]
+    chosen = [(s["path"], s["score"]) for s in callees.seeds(items)]
+    assert chosen == [("a.py", 0.9), ("a.py", 0.8), ("b.py", 0.6), ("d.py", 0.4)]
 
 
 def _item(n, path, start, end, text, kind="method"):

@@ -10,15 +10,18 @@ import re
 from collections import Counter
 
 from .. import plans
+from ..file_kinds import file_kind
 from .hydrate import file_tokens, hydrate
 from .mentions import AMBIGUOUS, SYMBOL_TYPES
 
-CALLER_SEEDS = 3  # best candidate symbols whose calls are followed
+CALLER_FILES = 3  # files whose best candidate symbols' calls are followed
+SEEDS_PER_FILE = 2
 CALLEES_PER_SEED = 2  # of each, the names called most often (first called on ties)
 CALL_DECAY = 0.8  # a callee scores its caller's score times this
 MAX_CALLS = 64  # names of each seed looked up, most called first: a bound on the lookup
-# a name before '(': after a '.', a method of some object (its type unknown here)
-CALL = re.compile(r"(\.?)\s*(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]{2,})\s*\(")
+# a name before '(': after a '.', a method of some object (its type unknown here); after
+# an '@', a decorator, which wraps the code rather than doing its work
+CALL = re.compile(r"([.@]?)\s*(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]{2,})\s*\(")
 NOT_CALLS = frozenset(
     "if for while elif return switch catch function func def class with and not print"
     " super isinstance len str int list dict set tuple range type getattr setattr hasattr"
@@ -30,7 +33,7 @@ def calls(text: str, own_name: str | None) -> list[tuple[str, bool]]:
     """(name, bare) for the MAX_CALLS names a symbol's text calls most, then first; bare:
     called by its name alone (a function), not as a method of an object."""
     own = (own_name or "").rsplit(".", 1)[-1].lower()
-    found = [(name.lower(), not dot) for dot, name in CALL.findall(text or "")]
+    found = [(name.lower(), not mark) for mark, name in CALL.findall(text or "") if mark != "@"]
     counts = Counter(c for c in found if c[0] not in NOT_CALLS and c[0] != own)
     first: dict = {}
     for i, call in enumerate(found):
@@ -39,17 +42,34 @@ def calls(text: str, own_name: str | None) -> list[tuple[str, bool]]:
 
 
 def seeds(items: dict) -> list[dict]:
-    """The CALLER_SEEDS best symbol candidates (a large file's stand-ins among them)."""
+    """The SEEDS_PER_FILE best symbol candidates (a large file's stand-ins among them) of
+    each of the CALLER_FILES files whose best symbols score best."""
     found = [i for i in items.values() if i.get("kind") not in ("file", "header") and i.get("text")]
     found.sort(key=lambda i: -i["score"])
-    return found[:CALLER_SEEDS]
+    per_file: dict = {}
+    for item in found:
+        taken = per_file.setdefault(item["path"], [])
+        if len(per_file) > CALLER_FILES:
+            del per_file[item["path"]]
+            break
+        if len(taken) < SEEDS_PER_FILE:
+            taken.append(item)
+    return [i for taken in per_file.values() for i in taken]
 
 
 def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]:
     """Definitions a call from seed means: one in its own file; else, for a bare call, the
     functions of that name when there are few (an imported helper)."""
     name, bare = call
-    fits = [r for r in rows if r["name"] == name and r["symbol_id"] != seed["key"][1]]
+    # code calls tests' helpers only in tests
+    tests = file_kind(seed["path"]) == "test"
+    fits = [
+        r
+        for r in rows
+        if r["name"] == name
+        and r["symbol_id"] != seed["key"][1]
+        and (tests or file_kind(r["path"]) != "test")
+    ]
     own_file = [r for r in fits if r["path"] == seed["path"]]
     if own_file or not bare:
         return own_file[:1]
