@@ -28,8 +28,27 @@ def test_the_calls_read_are_bounded():
     assert len(callees.calls(text, None)) == callees.MAX_CALLS
 
 
-def _row(symbol_id, path, name, kind="function"):
-    return {"symbol_id": symbol_id, "repository_id": 1, "path": path, "name": name, "kind": kind}
+def _row(symbol_id, path, name, kind="function", qualified=None):
+    qualified = qualified or (f"owner.{name}" if kind == "method" else name)
+    return {
+        "symbol_id": symbol_id,
+        "repository_id": 1,
+        "path": path,
+        "name": name,
+        "qualified_name": qualified,
+        "kind": kind,
+    }
+
+
+def test_a_call_reaches_methods_and_functions_not_nested_ones_or_classes():
+    seed = {"key": ("s", 1), "path": "app/a.py"}
+    rows = [
+        _row(2, "app/b.py", "walk", qualified="outer.walk"),  # local to outer
+        _row(3, "app/c.py", "walk", kind="class"),
+    ]
+    assert callees._resolve(("walk", True), seed, rows) == []
+    assert callees.callable_kind(_row(4, "app/d.py", "walk"))
+    assert callees.callable_kind(_row(5, "app/d.py", "walk", kind="method"))
 
 
 def test_a_call_means_the_definition_in_the_callers_file_first():

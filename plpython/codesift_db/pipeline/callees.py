@@ -2,20 +2,21 @@
 bug report's words match the entry point it went through; the fix is so often in a helper
 that entry point calls (a merge function, a path filter), whose own text shares few of the
 report's words. Calls are read from the text (a name before '(', any language), resolved to
-live functions and methods by name (sql/called_definitions.sql): one in the caller's own
-file first; a name called bare (not as some object's method) may also mean a function of
-another file, when at most AMBIGUOUS files define it (an imported helper)."""
+live functions and methods by name (sql/mentioned_symbols.sql; a function nested in another
+is local to it): one in the caller's own file first; a name called bare (not as some
+object's method) may also mean a function of another file, when at most AMBIGUOUS files
+define it (an imported helper)."""
 
 import re
 from collections import Counter
 
 from .. import plans
 from ..file_kinds import file_kind
-from .hydrate import file_tokens, hydrate
+from .hydrate import file_tokens, hydrate, unranked
 from .mentions import AMBIGUOUS, SYMBOL_TYPES
 
 CALLER_FILES = 3  # files whose best candidate symbols' calls are followed
-SEEDS_PER_FILE = 2
+SEEDS_PER_FILE = 2  # of each, its best candidate symbols
 CALLEES_PER_SEED = 2  # of each, the names called most often (first called on ties)
 CALL_DECAY = 0.8  # a callee scores its caller's score times this
 MAX_CALLS = 64  # names of each seed looked up, most called first: a bound on the lookup
@@ -57,6 +58,13 @@ def seeds(items: dict) -> list[dict]:
     return [i for taken in per_file.values() for i in taken]
 
 
+def callable_kind(row: dict) -> bool:
+    """A method, or a function not nested in another (what a call from elsewhere reaches)."""
+    return row["kind"] == "method" or (
+        row["kind"] == "function" and row["qualified_name"] == row["name"]
+    )
+
+
 def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]:
     """Definitions a call from seed means: one in its own file; else, for a bare call, the
     functions of that name when there are few (an imported helper)."""
@@ -67,6 +75,7 @@ def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]
         r
         for r in rows
         if r["name"] == name
+        and callable_kind(r)
         and r["symbol_id"] != seed["key"][1]
         and (tests or file_kind(r["path"]) != "test")
     ]
@@ -85,9 +94,7 @@ def add_callees(plpy, items: dict, tenant: int, repo_ids: list, budget: int) -> 
     names = sorted({name for found in called.values() for name, _ in found})
     if not names:
         return
-    rows = plans.run(
-        plpy, plans.load("called_definitions"), SYMBOL_TYPES, [repo_ids, names, tenant]
-    )
+    rows = plans.run(plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, names, tenant])
     new: dict = {}
     for seed in chosen:
         taken = 0
@@ -103,25 +110,10 @@ def add_callees(plpy, items: dict, tenant: int, repo_ids: list, budget: int) -> 
                 key = ("s", r["symbol_id"])
                 target = items.get(key) or new.get(key)
                 if target is None:
-                    target = new[key] = _callee(key, r["repository_id"])
+                    target = new[key] = unranked(key, 0.0, repository_id=r["repository_id"])
                 if score > target["score"]:
                     target["score"] = score
                     target["called_by"] = seed.get("symbol")
     if new:
         hydrate(plpy, new, tenant, repo_ids, file_tokens(budget))
         items.update(new)
-
-
-def _callee(key: tuple, repository_id: int) -> dict:
-    """A candidate only a call reached: no leg's rank of its own."""
-    return {
-        "key": key,
-        "repository_id": repository_id,
-        "lexical_rank": None,
-        "dense_rank": None,
-        "rrf": 0.0,
-        "lexical_score": None,
-        "dense_distance": None,
-        "recency": 1.0,
-        "score": 0.0,
-    }

@@ -6,7 +6,7 @@ led there and their kinds' EDGE_WEIGHTS, times its path prior; the best GRAPH_NO
 become candidates."""
 
 from .. import plans
-from .hydrate import file_tokens, hydrate
+from .hydrate import file_tokens, hydrate, unranked
 from .params import Params
 from .recency import path_prior
 
@@ -55,17 +55,7 @@ def seeds(items: dict) -> tuple[list[str], dict[str, float]]:
 
 def neighbour(key: tuple, score: float, graph: dict) -> dict:
     """A candidate only the walk found: no leg's rank, below the hits (NEIGHBOUR_WEIGHT)."""
-    return {
-        "key": key,
-        "lexical_rank": None,
-        "dense_rank": None,
-        "rrf": 0.0,
-        "lexical_score": None,
-        "dense_distance": None,
-        "recency": 1.0,
-        "score": score * NEIGHBOUR_WEIGHT,
-        **graph,
-    }
+    return unranked(key, score * NEIGHBOUR_WEIGHT, **graph)
 
 
 def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> None:

@@ -31,6 +31,21 @@ def symbol_item(row: dict) -> dict:
     }
 
 
+def unranked(key: tuple, score: float, **fields) -> dict:
+    """A candidate no search leg ranked (one the graph walk or a call reached)."""
+    return {
+        "key": key,
+        "lexical_rank": None,
+        "dense_rank": None,
+        "rrf": 0.0,
+        "lexical_score": None,
+        "dense_distance": None,
+        "recency": 1.0,
+        "score": score,
+        **fields,
+    }
+
+
 def file_item(row: dict) -> dict:
     """The fields of a candidate from a file row (hydrate_files.sql): text None when the
     file is too big to pack whole."""

@@ -1,14 +1,15 @@
 -- Live definitions (functions, methods, classes, types; not blocks of code or sections of
 -- documents) in repositories $1 (tenant $3) whose name is one of $2 (lowercase): the
 -- candidates for what a long question names (pipeline/mentions.py keeps the names that fit
--- few definitions). A large class's later parts (with a parent) are not definitions. At
+-- few definitions) and for what the best candidates call (pipeline/callees.py). A large class's later parts (with a parent) are not definitions. At
 -- most 100 a name, so that a common name cannot crowd a rare one out.
 select
     d.symbol_id,
     d.repository_id,
     d.path,
     d.name,
-    d.qualified_name
+    d.qualified_name,
+    d.kind
 from (
     select
         s.id as symbol_id,
@@ -16,6 +17,7 @@ from (
         v.path,
         lower(s.name) as name,
         lower(s.qualified_name) as qualified_name,
+        s.kind,
         row_number() over (
             partition by lower(s.name) order by v.path asc, s.start_line asc
         ) as nth
