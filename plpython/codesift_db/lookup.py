@@ -74,7 +74,7 @@ select r.name as repository, f.path, s.name, s.qualified_name, s.kind, s.start_l
 from codesift.code_symbols s
 join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
 join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
-where s.tenant_id = $1 and lower(s.name) = lower($2)
+where s.tenant_id = $1 and s.name_key = lower($2)
     and f.repository_id = any($3)
     and ($4::text is null or s.kind = $4)
     and ($5::text is null or starts_with(f.path, $5))

@@ -135,6 +135,8 @@ comment on column codesift.embeddings.created_at is 'When the vector was compute
 comment on column codesift.code_symbols.term_count is 'Number of lexical terms: the BM25 document length.';
 comment on column codesift.code_symbols.doc is 'Doc comment directly above the symbol, or null.';
 comment on column codesift.code_symbols.token_count is 'Estimated tokens of the body.';
+comment on column codesift.code_symbols.name_key is
+'lower(name), a column so that a lookup by name uses its index under row-level security.';
 
 -- blob_imports and code_symbol_edges
 

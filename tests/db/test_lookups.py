@@ -3,6 +3,7 @@
 import psycopg
 import pytest
 from codesift.indexer import index_repository
+from codesift_db import plans
 
 FILES = {
     "pkg/__init__.py": "",
@@ -136,3 +137,21 @@ def test_no_tenant_sees_nothing(db, indexed, app_connect):
     assert other.execute("select count(*) from codesift.repository_status()").fetchone() == (0,)
     with pytest.raises(psycopg.Error):
         other.execute("select * from codesift.find_symbol('get')")
+
+
+def test_a_name_lookup_reads_the_name_index_under_row_level_security(indexed):
+    """What a question names and what the best candidates call (pipeline/mentions.py,
+    pipeline/callees.py) are looked up by name. An index on lower(name) is out of reach
+    under RLS (lower() is not leakproof): the lookup read every symbol of the tenant.
+    name_key is a plain column."""
+    indexed.execute("set enable_seqscan = off")  # the plans the planner can choose, not costs
+    statement = plans.load("mentioned_symbols")
+    indexed.execute(f"prepare lookup (bigint[], text[], bigint) as {statement}")
+    plan = "\n".join(
+        r[0]
+        for r in indexed.execute(
+            "explain execute lookup(array[1]::bigint[], array['send_request', 'get']::text[],"
+            " current_tenant_id())"
+        ).fetchall()
+    )
+    assert "code_symbols_name_key" in plan

@@ -15,18 +15,18 @@ from (
         s.id as symbol_id,
         v.repository_id,
         v.path,
-        lower(s.name) as name,
+        s.name_key as name,
         lower(s.qualified_name) as qualified_name,
         s.kind,
         row_number() over (
-            partition by lower(s.name) order by v.path asc, s.start_line asc
+            partition by s.name_key order by v.path asc, s.start_line asc
         ) as nth
     from codesift.code_symbols as s
     inner join codesift.live_files as v
         on s.tenant_id = v.tenant_id and s.blob_sha = v.blob_sha
     where
         s.tenant_id = $3
-        and lower(s.name) = any($2)
+        and s.name_key = any($2)
         and v.repository_id = any($1)
         and s.kind in ('function', 'method', 'class', 'type', 'interface')
         and not (s.parent is not null and s.kind = 'class')
