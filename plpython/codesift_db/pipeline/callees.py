@@ -49,10 +49,9 @@ def seeds(items: dict) -> list[dict]:
     found.sort(key=lambda i: -i["score"])
     per_file: dict = {}
     for item in found:
-        taken = per_file.setdefault(item["path"], [])
-        if len(per_file) > CALLER_FILES:
-            del per_file[item["path"]]
+        if item["path"] not in per_file and len(per_file) == CALLER_FILES:
             break
+        taken = per_file.setdefault(item["path"], [])
         if len(taken) < SEEDS_PER_FILE:
             taken.append(item)
     return [i for taken in per_file.values() for i in taken]
@@ -66,16 +65,16 @@ def callable_kind(row: dict) -> bool:
 
 
 def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]:
-    """Definitions a call from seed means: one in its own file; else, for a bare call, the
-    functions of that name when there are few (an imported helper)."""
-    name, bare = call
+    """Definitions a call from seed means, of the rows of its name: one in its own file;
+    else, for a bare call, the functions of that name when there are few (an imported
+    helper)."""
+    bare = call[1]
     # code calls tests' helpers only in tests
     tests = file_kind(seed["path"]) == "test"
     fits = [
         r
         for r in rows
-        if r["name"] == name
-        and callable_kind(r)
+        if callable_kind(r)
         and r["symbol_id"] != seed["key"][1]
         and (tests or file_kind(r["path"]) != "test")
     ]
@@ -94,14 +93,18 @@ def add_callees(plpy, items: dict, tenant: int, repo_ids: list, budget: int) -> 
     names = sorted({name for found in called.values() for name, _ in found})
     if not names:
         return
-    rows = plans.run(plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, names, tenant])
+    by_name: dict[str, list] = {}
+    for row in plans.run(
+        plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, names, tenant]
+    ):
+        by_name.setdefault(row["name"], []).append(row)
     new: dict = {}
     for seed in chosen:
         taken = 0
         for call in called[id(seed)]:
             if taken == CALLEES_PER_SEED:
                 break
-            fits = _resolve(call, seed, rows)
+            fits = _resolve(call, seed, by_name.get(call[0], []))
             if not fits:
                 continue
             taken += 1
