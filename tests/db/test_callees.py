@@ -4,6 +4,7 @@ it; a call never reaches another tenant's code."""
 
 import psycopg
 from codesift.indexer import index_repository
+from codesift_db.pipeline import callees
 
 CHECKOUT_PY = '''"""Checkout."""
 from app.rounding import settle_amount
@@ -71,3 +72,29 @@ def test_a_call_never_reaches_another_tenants_definition(db, dsn, make_repo, app
     rows = _explain(conn)
     assert any(r[1] == "settle_amount" for r in rows)  # the calls were followed
     assert not any(r[0] == "app/ledger.py" or r[1] == "audit_trail_total" for r in rows)
+
+
+def test_a_call_never_reaches_another_repository_of_the_tenant(db, dsn, make_repo, app_connect):
+    # the same tenant's other repository defines what checkout calls but its own lacks
+    root = make_repo({"app/ledger.py": GLOBEX["app/ledger.py"]}, name="ledger-acme")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="ledger", tenant="acme", embed=False, show_progress=False)
+    _index(dsn, make_repo, ACME, "acme")
+    rows = _explain(app_connect(_tenant(db, "acme")))
+    assert any(r[1] == "settle_amount" for r in rows)
+    assert not any(r[1] == "audit_trail_total" for r in rows)
+
+
+def test_a_symbol_calling_thousands_of_names_adds_a_bounded_few(db, dsn, make_repo, app_connect):
+    # every name it calls is defined once in the repository: all resolvable
+    names = [f"step_{i:04d}" for i in range(3000)]
+    body = "".join(f"    step_{i:04d}(order)\n" for i in range(3000))
+    files = {
+        "app/checkout.py": '"""Checkout."""\n\n\ndef checkout_invoice_total(order):\n'
+        '    """The invoice total charged to the customer at checkout."""\n' + body,
+        "app/steps.py": "".join(f"def {n}(order):\n    return order\n\n\n" for n in names),
+    }
+    _index(dsn, make_repo, files, "acme")
+    rows = _explain(app_connect(_tenant(db, "acme")))
+    reached = [r for r in rows if r[2] is not None]  # only checkout.py calls anything
+    assert 0 < len(reached) <= callees.CALLEES_PER_SEED * callees.SEEDS_PER_FILE
