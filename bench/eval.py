@@ -625,6 +625,9 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
             per_query[q.id] = {}
             info = {
                 "gold_files": q.gold_files,
+                "gold_symbols": [
+                    f"{g.path}:{g.start_line}-{g.end_line} {g.name}" for g in q.gold_symbols
+                ],
                 "kind": q.kind,
                 "repository": q.target.name,
                 "embed_ms": round(embed_ms, 1),

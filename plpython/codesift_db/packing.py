@@ -25,6 +25,9 @@ first candidate, when it alone exceeds the budget, is truncated: it keeps as man
 leading lines as fit together with its header and a last line
 '# … truncated at line N of M' (N the last included line, M the original end_line, both file
 line numbers); its `end_line` becomes N. If not even its first line fits, it is not packed.
+The pack never holds the same lines twice: an item whose lines hold an item packed before it
+(a class after one of its methods, in the same file version) has those lines replaced by one
+line '# … lines A-B (Class.method) packed on their own', indented as the first of them.
 
 estimate_tokens is a linear model of byte-class counts, each computed by a C-level
 bytes.translate / count (no tokenizer, no regex; a few times faster than one regex pass):
@@ -54,6 +57,7 @@ NOT_PACKED_BUDGET = "not_packed:budget"
 KEPT = "kept"
 BLOB_SHA_CHARS = 12
 TRUNCATION_MARKER = "# … truncated at line {last} of {end}"
+ELIDED_MARKER = "# … lines {first}-{last}{what} packed on their own"
 
 
 def _table(classes: dict[str, str]) -> bytes:
@@ -171,6 +175,36 @@ def _truncate(item: dict, lines: list[str], budget: int) -> tuple[str, int, int]
     return None
 
 
+def _where(item: dict) -> tuple:
+    return (item.get("repository"), item["path"], item.get("blob_sha"))
+
+
+def _elide(item: dict, text: str, packed: list[tuple[int, int, str]]) -> str:
+    """text with the lines of items packed before it (a method inside this class) replaced
+    by one marker line each: the pack never holds the same lines twice."""
+    start, end = int(item["start_line"]), int(item["end_line"])
+    inner = sorted(
+        (a, b, s) for a, b, s in packed if start <= a and b <= end and b - a < end - start
+    )
+    if not inner:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    at = start  # the file line of lines[at - start]
+    for a, b, symbol in inner:
+        if a < at:
+            continue  # inside a span already elided
+        out.extend(lines[at - start : a - start])
+        first = lines[a - start] if a - start < len(lines) else ""
+        indent = first[: len(first) - len(first.lstrip())]
+        out.append(
+            indent + ELIDED_MARKER.format(first=a, last=b, what=f" ({symbol})" if symbol else "")
+        )
+        at = b + 1
+    out.extend(lines[at - start :])
+    return "\n".join(out)
+
+
 def pack(items: list[dict], budget: int) -> list[dict]:
     """Greedy token packing under an exact budget; see the module docstring for the rules.
 
@@ -179,6 +213,7 @@ def pack(items: list[dict], budget: int) -> list[dict]:
     remaining = _check_budget(budget)
     out: list[dict] = []
     first = True
+    spans: dict[tuple, list[tuple[int, int, str]]] = {}  # packed lines per file version
     for item in items:
         result = dict(item)
         out.append(result)
@@ -194,7 +229,7 @@ def pack(items: list[dict], budget: int) -> list[dict]:
         if estimate_tokens(header) > remaining and not is_first:
             result["decision"] = NOT_PACKED_BUDGET
             continue
-        text = item.get("text") or ""
+        text = _elide(item, item.get("text") or "", spans.get(_where(item), []))
         packed_text = f"{header}\n{text}"
         cost = estimate_tokens(packed_text)
         truncated = False
@@ -209,6 +244,9 @@ def pack(items: list[dict], budget: int) -> list[dict]:
             result["decision"] = NOT_PACKED_BUDGET
             continue
         remaining -= cost
+        spans.setdefault(_where(item), []).append(
+            (int(item["start_line"]), int(result["end_line"]), item.get("symbol") or "")
+        )
         result.update(packed=True, tokens=cost, truncated=truncated, packed_text=packed_text)
         if decision is None:
             result["decision"] = KEPT

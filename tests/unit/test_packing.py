@@ -276,3 +276,64 @@ def test_budget_is_never_exceeded_and_lines_are_never_cut(seed):
             assert body == it["text"] and o["end_line"] == it["end_line"]
         remaining -= o["tokens"]
         first = False
+
+
+# --------------------------------------------------------------------------- no line twice
+
+
+def _class_and_method():
+    lines = [
+        "class Session:",
+        '    """A session."""',
+        "    def send(self, request):",
+        "        return self.adapter.send(request)",
+        "",
+        "    def close(self):",
+        "        self.adapter.close()",
+    ]
+    cls = {**item(0), "start_line": 10, "end_line": 16, "text": "\n".join(lines), "kind": "class"}
+    cls["symbol"] = "Session"
+    method = {**cls, "id": 1, "start_line": 12, "end_line": 13, "kind": "method"}
+    method.update(text="\n".join(lines[2:4]), symbol="Session.send")
+    return cls, method
+
+
+def test_a_class_packed_after_its_method_does_not_repeat_the_method():
+    cls, method = _class_and_method()
+    out = pack([method, cls], 10_000)
+    assert [o["packed"] for o in out] == [True, True]
+    body = out[1]["packed_text"].split("\n")[1:]
+    assert body == [
+        "class Session:",
+        '    """A session."""',
+        "    # … lines 12-13 (Session.send) packed on their own",
+        "",
+        "    def close(self):",
+        "        self.adapter.close()",
+    ]
+    assert out[1]["start_line"] == 10 and out[1]["end_line"] == 16  # it still cites the class
+    assert out[1]["tokens"] == estimate_tokens(out[1]["packed_text"]) < cost(cls)
+
+
+def test_lines_are_elided_only_for_what_was_packed_of_the_same_file_version():
+    cls, method = _class_and_method()
+    other_version = {**method, "blob_sha": "f" * 40}
+    other_path = {**method, "path": "src/other.py"}
+    unfit = {**method, "id": 2, "decision": "pruned:jaccard"}
+    for before in (other_version, other_path, unfit):
+        out = pack([before, cls], 10_000)
+        assert out[1]["packed_text"] == format_header(cls) + "\n" + cls["text"]
+    # the class first: it is packed whole and the method inside it is left to pruning
+    out = pack([cls, method], 10_000)
+    assert out[0]["packed_text"] == format_header(cls) + "\n" + cls["text"]
+
+
+def test_nested_packed_spans_leave_one_marker():
+    cls, method = _class_and_method()
+    inner = {**method, "id": 2, "start_line": 13, "end_line": 13, "symbol": None}
+    inner["text"] = "        return self.adapter.send(request)"
+    out = pack([inner, method, cls], 10_000)
+    markers = [line for line in out[2]["packed_text"].split("\n") if "packed on their own" in line]
+    assert markers == ["    # … lines 12-13 (Session.send) packed on their own"]
+    # the method holds the one-line item packed before it: its line is elided there
+    assert out[1]["packed_text"].split("\n")[2] == "        # … lines 13-13 packed on their own"
