@@ -488,8 +488,8 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
 
     assert priors(report) == {
         "net/retry.py": 1.0,
-        "tests/test_retry.py": recency.DOC_PRIOR,
-        "examples/retry_demo.py": recency.DOC_PRIOR,  # an example program, any question
+        "tests/test_retry.py": recency.BUG_REPORT_PRIOR,
+        "examples/retry_demo.py": recency.BUG_REPORT_PRIOR,  # for a bug report, not code
     }
     assert db.execute(sql, (report,)).fetchone()[0] == "net/retry.py"
     # a short question keeps the test prior; so does the engine without the kind prior

@@ -290,8 +290,10 @@ def test_the_kind_prior_applies_only_when_asked():
     assert recency.path_prior("examples/app/index.js") == 1.0
     assert recency.path_prior("examples/app/index.js", kinds=True) == recency.DOC_PRIOR
     assert recency.path_prior("tests/test_api.py", kinds=True) == recency.TEST_PRIOR
-    # a bug report asks which code to change: tests weigh as documentation does
-    assert recency.path_prior("tests/test_api.py", True, bug_report=True) == recency.DOC_PRIOR
+    # a bug report asks which code to change: whatever is not code weighs the same, lower
+    for path in ("tests/test_api.py", "CHANGELOG.md", "docs/api.rst", "setup.cfg"):
+        assert recency.path_prior(path, True, bug_report=True) == recency.BUG_REPORT_PRIOR
+    assert recency.BUG_REPORT_PRIOR <= min(recency.NON_CODE_PRIOR.values())
     assert recency.path_prior("tests/test_api.py", bug_report=True) == recency.TEST_PRIOR
     assert recency.path_prior("lib/api.py", True, bug_report=True) == 1.0
 

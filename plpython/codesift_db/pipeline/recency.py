@@ -3,7 +3,7 @@ hits in its file) times exp(-lambda * age_days), its age measured from its repos
 newest change (sql/newest_change.sql), times a prior on its path: tests and changelogs
 weighted down, not out, and (the file-kind prior) documentation, templates and
 configuration below code unless the question asks for documentation; for a bug report,
-tests too."""
+every file that is not code lower still, tests and changelogs too."""
 
 import math
 
@@ -44,19 +44,20 @@ NON_CODE_PRIOR = {
     "example": DOC_PRIOR,
     "config": CONFIG_PRIOR,
 }
-# a bug report asks which code to change; its test names and reproducer match the test
-# files' text best: for it, tests weigh as documentation does
-BUG_REPORT_NON_CODE_PRIOR = {**NON_CODE_PRIOR, "test": DOC_PRIOR}
+# a bug report asks which code to change: whatever is not code (its test names and
+# reproducer match the tests' text best, its words the changelog's) weighs BUG_REPORT_PRIOR
+BUG_REPORT_PRIOR = 0.3
 
 
 def path_prior(path: str, kinds: bool = False, bug_report: bool = False) -> float:
     """The path's prior: tests and changelogs always; with kinds, docs, examples, templates
     and configuration too (off when the question asks for documentation), and for a bug
-    report tests as documentation."""
+    report every kind that is not code alike (BUG_REPORT_PRIOR)."""
     kind = file_kind(path)
-    non_code = BUG_REPORT_NON_CODE_PRIOR if bug_report else NON_CODE_PRIOR
-    if kinds and kind in non_code:
-        return non_code[kind]
+    if kinds and bug_report and kind != "code":
+        return BUG_REPORT_PRIOR
+    if kinds and kind in NON_CODE_PRIOR:
+        return NON_CODE_PRIOR[kind]
     return KIND_PRIOR.get(kind, 1.0)
 
 
