@@ -207,12 +207,23 @@ def test_file_consensus_lifts_a_file_both_legs_find_over_one_leg_finds():
     assert items[("s", 1)]["rrf"] > items[("s", 3)]["rrf"] > items[("s", 2)]["rrf"]
     assert items[("s", 1)]["file_rrf"] == pytest.approx(1 / 61 + 1 / 62)
     assert items[("s", 2)]["file_rrf"] == pytest.approx(1 / 61)
-    # a leg switched off counts for nothing
+    # a leg switched off counts for nothing: one leg left, its file ranking only restates
+    # it, and no candidate gains anything
     again = fusion.fuse(legs, 1.0, 0.0)
     for key, item in again.items():
         item.update({"repository_id": 1, "path": paths[key[1]], "start_line": key[1]})
+    before = {key: item["rrf"] for key, item in again.items()}
     fusion.file_consensus(again, 1.0, 0.0)
-    assert again[("s", 2)]["file_rrf"] == 0
+    assert {key: item["rrf"] for key, item in again.items()} == before
+    assert not any("file_rrf" in item for item in again.values())
+    # a leg that found nothing votes for nothing either
+    only_dense = {**legs, "lex_sym": []}
+    alone = fusion.fuse(only_dense, 1.0, 1.0)
+    for key, item in alone.items():
+        item.update({"repository_id": 1, "path": paths[key[1]], "start_line": key[1]})
+    before = {key: item["rrf"] for key, item in alone.items()}
+    fusion.file_consensus(alone, 1.0, 1.0)
+    assert {key: item["rrf"] for key, item in alone.items()} == before
 
 
 def test_convex_fusion_is_a_mean_of_normalised_scores():
