@@ -116,9 +116,6 @@ def file_consensus(items: dict, lexical_weight: float, dense_weight: float, ment
     """Add CONSENSUS_WEIGHT x the RRF of each leg's file ranking to every candidate's `rrf`
     (kept apart in `file_rrf` for `why`)."""
     weights = {"lexical": lexical_weight, "dense": dense_weight, "mention": mention_weight}
-    voting = {leg for i in items.values() for leg in LEGS if i.get(f"{leg}_rank") and weights[leg]}
-    if len(voting) < 2:
-        return  # one leg's file ranking only restates that leg: there is no consensus to add
     best: dict[tuple, dict[str, int]] = {}
     for item in items.values():
         ranks = best.setdefault((item["repository_id"], item["path"]), {})
