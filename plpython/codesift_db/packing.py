@@ -58,6 +58,8 @@ KEPT = "kept"
 BLOB_SHA_CHARS = 12
 TRUNCATION_MARKER = "# … truncated at line {last} of {end}"
 ELIDED_MARKER = "# … lines {first}-{last}{what} packed on their own"
+# what an item the pack leaves out carries
+NOT_PACKED = {"packed": False, "tokens": 0, "truncated": False, "packed_text": None}
 
 
 def _table(classes: dict[str, str]) -> bytes:
@@ -217,7 +219,7 @@ def pack(items: list[dict], budget: int) -> list[dict]:
     for item in items:
         result = dict(item)
         out.append(result)
-        result.update(packed=False, tokens=0, truncated=False, packed_text=None)
+        result.update(NOT_PACKED)
         decision = item.get("decision")
         if decision not in (None, KEPT):
             continue

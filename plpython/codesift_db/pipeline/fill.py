@@ -6,13 +6,6 @@ redone without the items that did not fit, so the method is packed in the class'
 from .. import diversity, packing
 from . import coverage
 
-NOT_PACKED = {  # what packing.pack gives an item it does not pack
-    "packed": False,
-    "tokens": 0,
-    "truncated": False,
-    "packed_text": None,
-}
-
 
 def fill(candidates: list[dict], budget: int, threshold: float, pack_feature: bool) -> list[dict]:
     """Every candidate once, with its decision and what was packed of it (candidates come
@@ -30,7 +23,7 @@ def fill(candidates: list[dict], budget: int, threshold: float, pack_feature: bo
             break
         left_out |= unfit
     dropped = [
-        {**i, **NOT_PACKED, "decision": packing.NOT_PACKED_BUDGET}
+        {**i, **packing.NOT_PACKED, "decision": packing.NOT_PACKED_BUDGET}
         for i in candidates
         if i["id"] in left_out
     ]

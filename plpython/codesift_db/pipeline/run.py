@@ -2,9 +2,10 @@
 candidates; all hybrid_search runs) and run (then the graph, the stand-ins, pruning and
 packing; what pack_context and explain_context run)."""
 
+from .. import packing
 from . import features, question
 from .callees import add_callees
-from .fill import NOT_PACKED, fill
+from .fill import fill
 from .fusion import file_consensus, fuse
 from .graph import expand_graph
 from .hydrate import file_tokens, hydrate
@@ -94,7 +95,7 @@ def run(plpy, p: Params) -> list[dict]:
     # the pack feature: overlap judged by an item's own lines, the best files covered first
     packed = fill(candidates, p.token_budget, p.jaccard_threshold, p.features.on("pack"))
     for item in expanded:
-        item.update(NOT_PACKED)
+        item.update(packing.NOT_PACKED)
     result = sorted(packed + expanded, key=order)
     for rank, item in enumerate(result, 1):
         item["candidate_rank"] = rank
