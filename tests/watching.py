@@ -18,6 +18,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 ROOT = Path(__file__).resolve().parents[1]
 CODESIFT = ROOT / ".venv" / "bin" / "codesift"
+PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
 def run_codesift(dsn: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -54,13 +55,17 @@ def poll(
 
 
 class Watch:
-    """`codesift watch PATH ...` running in the background, its output in a file."""
+    """`codesift watch PATH ...` running in the background, its output in a file; with a
+    driver, that Python source runs instead (PATH and the args in its sys.argv)."""
 
-    def __init__(self, dsn: str, root: Path, *args: str, log: Path) -> None:
+    def __init__(
+        self, dsn: str, root: Path, *args: str, log: Path, driver: str | None = None
+    ) -> None:
         self.log = log
         self.out = open(log, "wb")  # noqa: SIM115 (closed in stop)
+        command = [str(CODESIFT), "watch"] if driver is None else [str(PYTHON), "-u", "-c", driver]
         self.proc = subprocess.Popen(
-            [str(CODESIFT), "watch", str(root), *args],
+            [*command, str(root), *args],
             stdout=self.out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "CODESIFT_DSN": dsn, "COLUMNS": "250"},

@@ -1,6 +1,6 @@
 """`codesift watch`: keep a repository's index following its working tree.
 
-It starts with one incremental index of HEAD plus the working tree (what
+It starts watching, then runs one incremental index of HEAD plus the working tree (what
 `codesift index --worktree` does). Then, for each debounced batch of file events:
 
 1. The changed paths, as git sees them: `git ls-files --cached --others
@@ -122,6 +122,7 @@ class Watcher:
         self.repo_id = 0
         self.head: str | None = None
         self.rules = ignore.Rules.load({})
+        self.synced = False  # the first full incremental index has run
 
     # connection ----------------------------------------------------------------
 
@@ -393,18 +394,20 @@ class Watcher:
         return _DEFAULT_FILTER(change, raw)
 
     def run(self) -> None:
-        """Index, then follow the working tree until interrupted (Ctrl-C, SIGTERM)."""
-        self._until_synced(first=True)
+        """Follow the working tree until interrupted (Ctrl-C, SIGTERM)."""
         while True:
             try:
                 self._follow()
             except WatchfilesRustInternalError as exc:
                 # watchfiles cannot report a file name that is not UTF-8, and drops the
-                # batch: the full incremental index covers it (and skips that name)
+                # batch: the next watcher's full incremental index covers it (and skips it)
                 self.report(f"file watching: {_reason(exc)}; re-indexing fully")
-                self._step(None)
 
     def _follow(self) -> None:
+        """One file watcher. Its first tick (a timeout or events) comes once it is watching;
+        only then does the full incremental index run, so a change made before it is in
+        that index and a change made after it is an event."""
+        watching = False
         for changes in watchfiles.watch(
             self.root,
             watch_filter=self._watch_filter,
@@ -414,6 +417,13 @@ class Watcher:
             yield_on_timeout=True,
             raise_interrupt=True,
         ):
+            if not watching:
+                watching = True
+                if self.synced:
+                    self._step(None)
+                else:
+                    self._until_synced(first=True)
+                continue
             paths, git_event = self._relative(changes)
             if not paths and not git_event and changes:
                 continue
@@ -439,6 +449,7 @@ class Watcher:
         while True:
             try:
                 self._say(self.full_sync())
+                self.synced = True
                 if not first:
                     self.report("reconnected")
                 return

@@ -170,6 +170,38 @@ def test_embeddings_follow_the_edit(db, dsn, make_repo, app_connect, tmp_path):
         poll("no embedding backlog", lambda: backlog() == 0, log=w.log)
 
 
+# The real watcher, with one file written the moment its first full index returns.
+WRITE_AFTER_THE_FIRST_INDEX = """
+import sys
+from codesift import watch
+
+index = watch.Watcher.full_sync
+
+def full_sync(self):
+    summary = index(self)
+    late = self.root / "late.py"
+    if not late.exists():
+        late.write_text("written_after_the_first_index = 1\\n")
+    return summary
+
+watch.Watcher.full_sync = full_sync
+watch.watch(sys.argv[1], watch.WatchOptions(embed=False), print)
+"""
+
+
+def test_a_change_right_after_the_first_index_is_not_missed(db, dsn, make_repo, tmp_path):
+    # files are watched before the first index starts: a change between the two is an event
+    root = _repo(make_repo)
+    log = tmp_path / "watch.log"
+    with Watch(dsn, root, log=log, driver=WRITE_AFTER_THE_FIRST_INDEX) as w:
+        poll(
+            "the file written after the first index",
+            lambda: "late.py" in live_paths(db, "repo"),
+            log=log,
+        )
+    assert w.proc.returncode == 0 and "Traceback" not in w.text(), w.text()
+
+
 def test_watch_survives_a_lost_database(db, dsn, make_repo, tmp_path):
     root = _repo(make_repo)
     proxy = Proxy(dsn)
