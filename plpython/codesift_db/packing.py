@@ -26,8 +26,9 @@ leading lines as fit together with its header and a last line
 '# … truncated at line N of M' (N the last included line, M the original end_line, both file
 line numbers); its `end_line` becomes N. If not even its first line fits, it is not packed.
 The pack never holds the same lines twice: an item whose lines hold an item packed before it
-(a class after one of its methods, in the same file version) has those lines replaced by one
-line '# … lines A-B (Class.method) packed on their own', indented as the first of them.
+(a class after one of its methods, in the same file version), or overlaps one, has those
+lines replaced by one line '# … lines A-B (Class.method) packed on their own', indented as
+the first of them.
 
 estimate_tokens is a linear model of byte-class counts, each computed by a C-level
 bytes.translate / count (no tokenizer, no regex; a few times faster than one regex pass):
@@ -182,11 +183,14 @@ def _where(item: dict) -> tuple:
 
 
 def _elide(item: dict, text: str, packed: list[tuple[int, int, str]]) -> str:
-    """text with the lines of items packed before it (a method inside this class) replaced
-    by one marker line each: the pack never holds the same lines twice."""
+    """text with the lines of items packed before it (a method inside this class, or the
+    part of a neighbour that overlaps it) replaced by one marker line each: the pack never
+    holds the same lines twice. An item inside one packed span is left to pruning."""
     start, end = int(item["start_line"]), int(item["end_line"])
     inner = sorted(
-        (a, b, s) for a, b, s in packed if start <= a and b <= end and b - a < end - start
+        (max(a, start), min(b, end), s)
+        for a, b, s in packed
+        if a <= end and start <= b and not (a <= start and end <= b)
     )
     if not inner:
         return text
@@ -194,8 +198,9 @@ def _elide(item: dict, text: str, packed: list[tuple[int, int, str]]) -> str:
     out: list[str] = []
     at = start  # the file line of lines[at - start]
     for a, b, symbol in inner:
-        if a < at:
+        if b < at:
             continue  # inside a span already elided
+        a = max(a, at)
         out.extend(lines[at - start : a - start])
         first = lines[a - start] if a - start < len(lines) else ""
         indent = first[: len(first) - len(first.lstrip())]

@@ -337,3 +337,23 @@ def test_nested_packed_spans_leave_one_marker():
     assert markers == ["    # … lines 12-13 (Session.send) packed on their own"]
     # the method holds the one-line item packed before it: its line is elided there
     assert out[1]["packed_text"].split("\n")[2] == "        # … lines 13-13 packed on their own"
+
+
+def test_a_partly_overlapping_span_is_elided_where_it_overlaps():
+    cls, method = _class_and_method()
+    # packed first: lines 14-17, of which 14-16 are the class's last lines
+    tail = {**method, "id": 2, "start_line": 14, "end_line": 17, "symbol": "after"}
+    tail["text"] = "\n".join(["", "    def close(self):", "        self.adapter.close()", "x = 1"])
+    # packed second: lines 8-11, overlapping the class's first two
+    head = {**method, "id": 3, "start_line": 8, "end_line": 11, "symbol": "before"}
+    head["text"] = "\n".join(["import os", "", "class Session:", '    """A session."""'])
+    out = pack([tail, head, cls], 10_000)
+    assert out[1]["packed_text"] == format_header(head) + "\n" + head["text"]  # no overlap
+    body = out[2]["packed_text"].split("\n")[1:]
+    assert body == [
+        "# … lines 10-11 (before) packed on their own",
+        "    def send(self, request):",
+        "        return self.adapter.send(request)",
+        "# … lines 14-16 (after) packed on their own",
+    ]
+    assert out[2]["start_line"] == 10 and out[2]["end_line"] == 16
