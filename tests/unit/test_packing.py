@@ -298,12 +298,16 @@ def _class_and_method():
     return cls, method
 
 
+def _packed_lines(result: dict) -> list[str]:
+    """The lines a packed item carries below its citation header."""
+    return result["packed_text"].split("\n")[1:]
+
+
 def test_a_class_packed_after_its_method_does_not_repeat_the_method():
     cls, method = _class_and_method()
     out = pack([method, cls], 10_000)
     assert [o["packed"] for o in out] == [True, True]
-    body = out[1]["packed_text"].split("\n")[1:]
-    assert body == [
+    assert _packed_lines(out[1]) == [
         "class Session:",
         '    """A session."""',
         "    # … lines 12-13 (Session.send) packed on their own",
@@ -333,10 +337,10 @@ def test_nested_packed_spans_leave_one_marker():
     inner = {**method, "id": 2, "start_line": 13, "end_line": 13, "symbol": None}
     inner["text"] = "        return self.adapter.send(request)"
     out = pack([inner, method, cls], 10_000)
-    markers = [line for line in out[2]["packed_text"].split("\n") if "packed on their own" in line]
+    markers = [line for line in _packed_lines(out[2]) if "packed on their own" in line]
     assert markers == ["    # … lines 12-13 (Session.send) packed on their own"]
     # the method holds the one-line item packed before it: its line is elided there
-    assert out[1]["packed_text"].split("\n")[2] == "        # … lines 13-13 packed on their own"
+    assert _packed_lines(out[1])[1] == "        # … lines 13-13 packed on their own"
 
 
 def test_a_partly_overlapping_span_is_elided_where_it_overlaps():
@@ -349,8 +353,7 @@ def test_a_partly_overlapping_span_is_elided_where_it_overlaps():
     head["text"] = "\n".join(["import os", "", "class Session:", '    """A session."""'])
     out = pack([tail, head, cls], 10_000)
     assert out[1]["packed_text"] == format_header(head) + "\n" + head["text"]  # no overlap
-    body = out[2]["packed_text"].split("\n")[1:]
-    assert body == [
+    assert _packed_lines(out[2]) == [
         "# … lines 10-11 (before) packed on their own",
         "    def send(self, request):",
         "        return self.adapter.send(request)",
