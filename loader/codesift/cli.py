@@ -7,6 +7,7 @@ them, so that escape sequences in indexed files never reach a terminal; piped
 output stays exact.
 """
 
+import inspect
 import re
 import sys
 from typing import Annotated
@@ -816,6 +817,20 @@ def hook_run(
     from .hooks import run
 
     raise typer.Exit(run(hook, args or [], detach=not foreground))
+
+
+def _one_line_summaries(*apps: typer.Typer) -> None:
+    """Each command's summary in the --help listing: its docstring's first paragraph as one
+    line. Typer keeps a docstring's line breaks there, and the listing wraps them again, so
+    a summary came out ragged at any terminal width."""
+    for each in apps:
+        for info in each.registered_commands:
+            doc = info.help or (info.callback.__doc__ if info.callback else None)
+            if info.short_help is None and doc:
+                info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+
+
+_one_line_summaries(app, tenant_app, token_app, hook_app)
 
 
 def main() -> None:
