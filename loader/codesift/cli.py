@@ -389,9 +389,32 @@ def worker(
     )
 
 
+def _question_from_stdin() -> str:
+    """The question piped in, read no further than the longest one pack_context takes."""
+    from codesift_db.pipeline.params import MAX_QUERY_CHARS
+
+    try:
+        text = sys.stdin.read(MAX_QUERY_CHARS + 1)
+    except UnicodeDecodeError:
+        raise CodesiftError("standard input is not UTF-8 text") from None
+    if len(text) > MAX_QUERY_CHARS:
+        raise CodesiftError(
+            f"the question on standard input is over {MAX_QUERY_CHARS:,} characters"
+        )
+    if not text.strip():
+        raise CodesiftError("no question on standard input (ask - reads it from there)")
+    return text
+
+
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="A question about the code, or identifiers.")],
+    question: Annotated[
+        str,
+        typer.Argument(
+            help="A question about the code, or identifiers; - reads it from standard input "
+            "(a bug report: `gh issue view 123 | codesift ask - --repo R`)."
+        ),
+    ],
     repo: Annotated[
         str | None, typer.Option(help="Repository name (default: all of the tenant's).")
     ] = None,
@@ -408,6 +431,9 @@ def ask(
     """Ask a question: prints what pack_context returns (the same SQL any client can call)."""
     import psycopg
     from rich.table import Table
+
+    if question == "-":
+        question = _question_from_stdin()
 
     # queries may go to a read replica (CODESIFT_READ_DSN); indexing never does
     with db.connect(db.read_dsn(), autocommit=True) as conn, db.acting_as_loader(conn):
@@ -840,6 +866,15 @@ def main() -> None:
         app()
     except (CodesiftError, EmbedderUnavailable) as exc:
         err.print(Text("error:", style="red"), plain(exc), highlight=False)
+        sys.exit(1)
+    except UnicodeEncodeError as exc:
+        if "surrogates" not in exc.reason:
+            raise
+        # bytes the locale could not decode (an argument, standard input) reached the
+        # database, which stores UTF-8 text only
+        shown = exc.object[max(exc.start - 30, 0) : exc.end + 30]
+        shown = shown.encode("utf-8", "backslashreplace").decode()
+        err.print(Text("error:", style="red"), plain(f"'{shown}' is not UTF-8 text"))
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted")
