@@ -517,6 +517,39 @@ def test_a_common_name_does_not_crowd_out_a_rare_one(db, dsn, make_repo):
     assert named == {("zz/rare.py", "rotate_ledger_keys")}  # `run` fits 600: names none
 
 
+TRACEBACK = (
+    "Rotating the ledger keys crashes after the upgrade\n\n"
+    + "The nightly job stops with the traceback below on every host we run it on. " * 4
+    + "\n\nTraceback (most recent call last):\n"
+    '  File "/srv/app/main.py", line 3, in <module>\n'
+    '  File "/usr/lib/python3/site-packages/ledger/keys.py", line 3, in run\n'
+    "AttributeError: 'NoneType' object has no attribute 'rotate'\n"
+)
+
+
+def _mentioned(db, question: str, repo: str) -> set:
+    sql = "select path, symbol, why from hybrid_search(%s, repo => %s, k => 50)"
+    rows = db.execute(sql, (question, repo)).fetchall()
+    return {(p, s) for p, s, why in rows if why.get("mention_rank") and s}
+
+
+def test_a_traceback_frame_names_the_definition_in_its_file(db, dsn, make_repo):
+    # 40 files define a method run: the name alone fits too many to name one, the frame's
+    # file (an installed package's path; the repository keeps it under src/) says which ran
+    runner = "class Job:\n    def run(self, job):\n        return job\n"
+    files = {f"jobs/j{i:02d}.py": runner for i in range(40)}
+    files["src/ledger/keys.py"] = "class Rotator:\n    def run(self, vault):\n        return 1\n"
+    other = make_repo({"ledger/keys.py": "def run(vault):\n    return vault\n"}, name="theirs")
+    with psycopg.connect(dsn) as conn:  # another tenant's file fits the frame's path too
+        index_repository(
+            conn, other, name="jobs", tenant="globex", embed=False, show_progress=False
+        )
+    _index_as_acme(db, dsn, make_repo, files, "jobs")
+    assert _mentioned(db, TRACEBACK, "jobs") == {("src/ledger/keys.py", "Rotator.run")}
+    db.execute("select set_config('codesift.retrieval_off', 'frames', false)")
+    assert _mentioned(db, TRACEBACK, "jobs") == set()
+
+
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     files = {
         "server/retry.py": "def retry_request(request, attempts):\n    return send(request)\n",

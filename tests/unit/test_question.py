@@ -75,6 +75,34 @@ def test_a_long_report_names_definitions_by_frames_backticks_and_dots():
     assert "3.8" not in reading.names
 
 
+IPYTHON_REPORT = """pairplot fails on a frame with two header rows
+
+Calling `pairplot` on it raises:
+
+```
+[c:\\me\\plots\\grid.py](file:///C:/me/plots/grid.py) in pairplot(data, hue)
+-> 2144         grid.map_diag(histplot, **diag_kws)
+
+[c:\\me\\plots\\grid.py](file:///C:/me/plots/grid.py) in map_diag(self, func)
+-> 1490             vector = self.data[var]
+
+/opt/conda/lib/python3.10/site-packages/pandas/core/frame.py in __getitem__(self, key)
+KeyError: "['1'] not in index"
+```
+"""
+
+
+def test_traceback_frames_are_read_innermost_first():
+    reading = question.read(REPORT)
+    assert [f for _, f in reading.frames] == ["send", "resolve_redirects"]
+    assert reading.frames[0][0].endswith("requests/adapters.py")
+    # IPython's frames, also where the file is a markdown link, and a frame of a library
+    ipython = question.read(IPYTHON_REPORT)
+    assert [f for _, f in ipython.frames] == ["__getitem__", "map_diag", "pairplot"]
+    assert mentions.matches(ipython.frames[1][0], "src/plots/grid.py")
+    assert not question.read("where are redirects followed?").frames
+
+
 def test_a_name_fitting_many_definitions_names_none():
     def row(i, path, qualified):
         return {
@@ -118,6 +146,7 @@ def test_a_hostile_question_is_bounded():
     terms, weights = question.weighted_terms(text, reading)
     assert time.monotonic() - start < 5  # generous: the point is no blow-up, not speed
     assert len(reading.mentions) <= question.MAX_MENTIONS
+    assert len(reading.frames) <= question.MAX_FRAMES
     assert len(reading.digest) <= question.DIGEST_CHARS
     assert len(terms) <= 64 and weights is not None and len(weights) == len(terms)
 
@@ -133,6 +162,10 @@ def test_a_hostile_question_is_bounded():
         ("/x/other/sessions.py", "requests/sessions.py", False),
         ("requests/sessions.py", "requests/sessions_old.py", False),
         ("app/config", "src/flask/config.py", False),
+        # an installed package's frame and the repository's src/ layout share their last parts
+        ("/usr/lib/python3.8/site-packages/_pytest/python.py", "src/_pytest/python.py", True),
+        ("/usr/lib/python3.8/json/decoder.py", "src/pkg/decoder.py", False),
+        ("/usr/lib/python3.8/pkg/decoder.py", "src/pkg/decoder_v2.py", False),
     ],
 )
 def test_mentions_match_at_path_boundaries(mention, path, fits):

@@ -14,6 +14,9 @@ from .params import fail
 FEATURES = (
     "question",  # long-question reading: weighted terms, mentioned files, the dense digest
     "named",  # the definitions a long question names, as candidates (pipeline/mentions.py)
+    # a traceback's frames as (file, function): the definitions they ran in; an installed
+    # package's path (site-packages/pkg/mod.py) finds its file in a src/ layout
+    "frames",
     "fusion",  # codesift.fusion's choice instead of RRF k = 60
     "kinds",  # the file-kind prior (docs, templates, configuration below code)
     "evidence",  # file ranking from aggregated symbol evidence

@@ -4,15 +4,21 @@
   file name (sql/mentioned_files.sql), then by the rest of the path here;
 * definitions (a traceback frame's function, an identifier in backticks or code, a dotted
   `Class.method`), matched to live symbols by name (sql/mentioned_symbols.sql), then by the
-  qualified name when the mention is dotted.
+  qualified name when the mention is dotted;
+* the definitions a traceback's frames ran in, innermost first: the function of that name
+  in the frame's file, so a common name (`run`, `send`) still names one.
 
-A mention that fits more than AMBIGUOUS files or definitions is not one (`__init__`, `get`)."""
+A mention that fits more than AMBIGUOUS files or definitions is not one (`__init__`, `get`).
+A path matches at '/' boundaries: whole, or (with the `frames` feature) by its last
+SUFFIX_PARTS parts, so that an installed package's path (site-packages/_pytest/python.py)
+finds its source in a src/ layout (src/_pytest/python.py)."""
 
 import posixpath
 
 from .. import plans
 
 AMBIGUOUS = 3
+SUFFIX_PARTS = 2  # a package folder and a file name: enough to name a file
 MAX_FILES = 12
 TYPES = ["bigint[]", "text[]", "text[]", "bigint"]
 SYMBOL_TYPES = ["bigint[]", "text[]", "bigint"]
@@ -22,17 +28,25 @@ def _clean(mention: str) -> str:
     return mention.replace("\\", "/").lstrip("./~").strip("/")
 
 
-def matches(mention: str, path: str) -> bool:
-    """A live path fits a mention: equal, or one ends with the other at a '/' (with or
-    without the extension when the mention is a module name)."""
+def matches(mention: str, path: str, by_suffix: bool = True) -> bool:
+    """A live path fits a mention: equal, one ends with the other at a '/', or (by_suffix)
+    both end in the same SUFFIX_PARTS parts; with or without the extension when the mention
+    is a module name."""
     m = _clean(mention).lower()
-    candidates = [path.lower()]
+    c = path.lower()
     if "." not in posixpath.basename(m):
-        candidates = [posixpath.splitext(path)[0].lower()]
-    return any(c == m or m.endswith("/" + c) or c.endswith("/" + m) for c in candidates)
+        c = posixpath.splitext(c)[0]
+    if c == m or m.endswith("/" + c) or c.endswith("/" + m):
+        return True
+    if not by_suffix:
+        return False
+    tail = m.split("/")[-SUFFIX_PARTS:]
+    return len(tail) == SUFFIX_PARTS and c.split("/")[-SUFFIX_PARTS:] == tail
 
 
-def mentioned_files(plpy, tenant: int, repo_ids: list, mentions: list[str]) -> list[dict]:
+def mentioned_files(
+    plpy, tenant: int, repo_ids: list, mentions: list[str], by_suffix: bool = True
+) -> list[dict]:
     """The leg's rows, in order of first mention: {repository_id, path}."""
     names: set[str] = set()
     stems: set[str] = set()
@@ -48,7 +62,7 @@ def mentioned_files(plpy, tenant: int, repo_ids: list, mentions: list[str]) -> l
     )
     found: dict[tuple, None] = {}
     for mention in mentions:
-        fits = [r for r in rows if matches(mention, r["path"])]
+        fits = [r for r in rows if matches(mention, r["path"], by_suffix)]
         if 0 < len(fits) <= AMBIGUOUS:
             for r in fits:
                 found.setdefault((r["repository_id"], r["path"]), None)
@@ -65,20 +79,31 @@ def _definitions(name: str, rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["name"] == wanted]
 
 
-def mentioned_symbols(plpy, tenant: int, repo_ids: list, names: list[str]) -> list[dict]:
-    """The leg's symbol rows, in order of the names: {symbol_id, repository_id, path}."""
-    short = sorted({n.rsplit(".", 1)[-1].lower() for n in names if n})
+def mentioned_symbols(
+    plpy, tenant: int, repo_ids: list, names: list[str], frames: list[tuple[str, str]] = ()
+) -> list[dict]:
+    """The leg's symbol rows ({symbol_id, repository_id, path}): the definitions the frames
+    ran in (a frame's function in a file its path fits), innermost first, then those of the
+    names in order."""
+    short = {n.rsplit(".", 1)[-1].lower() for n in names if n} | {f.lower() for _, f in frames}
     if not short:
         return []
-    rows = plans.run(plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, short, tenant])
+    rows = plans.run(
+        plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, sorted(short), tenant]
+    )
     found: dict[int, dict] = {}
-    for name in names:
-        fits = _definitions(name, rows)
-        if 0 < len({(r["path"], r["qualified_name"]) for r in fits}) <= AMBIGUOUS:
+
+    def take(fits: list[dict], distinct: int) -> None:
+        if 0 < distinct <= AMBIGUOUS:
             for r in fits:
                 found.setdefault(r["symbol_id"], r)
-        if len(found) >= MAX_FILES:
-            break
+
+    for path, func in frames:
+        fits = [r for r in rows if r["name"] == func.lower() and matches(path, r["path"])]
+        take(fits, len(fits))
+    for name in names:
+        fits = _definitions(name, rows)
+        take(fits, len({(r["path"], r["qualified_name"]) for r in fits}))
     return [
         {"symbol_id": r["symbol_id"], "repository_id": r["repository_id"], "path": r["path"]}
         for r in list(found.values())[:MAX_FILES]

@@ -10,6 +10,8 @@ paths and module names, traceback frames, error class names. `read` pulls those 
 * the files the text mentions (paths, traceback files, dotted module names) and the
   definitions it names (identifiers, `Class.method`), matched to live paths and symbols by
   pipeline/mentions.py and added as candidates;
+* a traceback's frames as (file, function) pairs, innermost first: each names one
+  definition, where the function's name alone (`run`, `send`) may fit hundreds;
 * a digest for the dense leg: the title, the first paragraph and the identifiers, so that the
   model's first 256 word pieces are the informative ones, not an accident of the layout.
 
@@ -27,6 +29,7 @@ SIGNAL_WEIGHT = 1.0
 PROSE_WEIGHT = 0.2
 MAX_MENTIONS = 24  # paths and module names looked up
 MAX_NAMES = 64  # identifiers looked up as definitions
+MAX_FRAMES = 24  # traceback frames looked up, innermost first
 MAX_DIGEST_IDENTIFIERS = 40
 DIGEST_CHARS = 1_200  # ~256 word pieces of mixed prose and identifiers
 
@@ -45,10 +48,11 @@ _PATH = re.compile(
     r"(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rb|"
     r"rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|scala|sh))\b"
 )
-# Python frames: File "x.py", line 3, in f | IPython: x.py in f(...) | pytest: x.py:3: in f
+# Python frames: File "x.py", line 3, in f | IPython: x.py in f(...), also with the path as a
+# markdown link ([C:\x.py](file:///C:/x.py) in f(...)) | pytest: x.py:3: in f
 _FRAME = re.compile(
     r"File \"([^\"\n]{1,400})\", line \d+, in ([\w<>.]+)"
-    r"|([\w./~-]{1,400}\.py) in ([A-Za-z_]\w*)\("
+    r"|([\w./\\:~-]{1,400}\.py)\)? in ([A-Za-z_]\w*)\("
     r"|([\w./~-]{1,400}\.py):\d+: in ([A-Za-z_]\w*)"
 )
 _ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b")
@@ -72,6 +76,7 @@ class Reading:
     signal: list[str] = field(default_factory=list)  # identifiers, in order of mention
     mentions: list[str] = field(default_factory=list)  # path-like strings (files, modules)
     names: list[str] = field(default_factory=list)  # what may name a definition (`A.b`, `f`)
+    frames: list[tuple[str, str]] = field(default_factory=list)  # (file, function), innermost 1st
     digest: str = ""  # the dense leg's text
     wants_docs: bool = False
 
@@ -100,6 +105,7 @@ def read(text: str) -> Reading:
     signal: dict[str, None] = {}
     named: dict[str, None] = {}  # frames' functions, names in backticks, dotted names
     found: list[tuple[int, str]] = []  # (position, path): mentions in order of the text
+    frames: dict[tuple[str, str], None] = {}
 
     def add(name: str) -> None:
         if 2 < len(name) <= 120:
@@ -113,6 +119,8 @@ def read(text: str) -> Reading:
         if func and not func.startswith("<"):
             add(func)
             named.setdefault(func, None)
+            if path and not path.startswith("<"):
+                frames.setdefault((path, func.rsplit(".", 1)[-1]), None)
     for m in _PATH.finditer(clean):
         found.append((m.start(1), m.group(1)))
     for m in _ERROR.finditer(clean):
@@ -145,6 +153,8 @@ def read(text: str) -> Reading:
         signal=list(signal),
         mentions=list(mentions)[:MAX_MENTIONS],
         names=[n for n in named if 2 < len(n) <= 120][:MAX_NAMES],
+        # a traceback prints the innermost call last; the fault is most often there
+        frames=list(reversed(frames))[:MAX_FRAMES],
         digest=digest,
         wants_docs=bool(_DOC_WORDS.search(title)),
     )

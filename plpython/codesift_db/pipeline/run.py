@@ -47,10 +47,14 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
     # likewise no lexical legs at weight 0 (the terms still choose stand-ins)
     lexical_terms = query_terms if p.lexical_weight else []
     found = legs(plpy, p, tenant, repo_ids, lexical_terms, vector, model, weights)
+    frames = reading.frames if feats.on("frames") else []
     if reading.mentions:
-        found["mention"] = mentioned_files(plpy, tenant, repo_ids, reading.mentions)
-    if reading.names and feats.on("named"):
-        found["mention_sym"] = mentioned_symbols(plpy, tenant, repo_ids, reading.names)
+        found["mention"] = mentioned_files(
+            plpy, tenant, repo_ids, reading.mentions, by_suffix=feats.on("frames")
+        )
+    names = reading.names if feats.on("named") else []
+    if names or frames:
+        found["mention_sym"] = mentioned_symbols(plpy, tenant, repo_ids, names, frames)
     items = fuse(found, p.lexical_weight, p.dense_weight, feats.fusion)
     hydrate(plpy, items, tenant, repo_ids, file_tokens(p.token_budget))
     if feats.on("consensus"):
