@@ -523,8 +523,16 @@ TRACEBACK = (
     + "\n\nTraceback (most recent call last):\n"
     '  File "/srv/app/main.py", line 3, in <module>\n'
     '  File "/usr/lib/python3/site-packages/ledger/keys.py", line 3, in run\n'
+    '  File "/usr/lib/python3/site-packages/ledger/keys.py", line 6, in flush_keys\n'
     "AttributeError: 'NoneType' object has no attribute 'rotate'\n"
 )
+KEYS_PY = """class Rotator:
+    def run(self, vault):
+        return self.flush_keys(vault)
+
+    def flush_keys(self, vault):
+        return vault.rotate()
+"""
 
 
 def _mentioned(db, question: str, repo: str) -> set:
@@ -535,19 +543,29 @@ def _mentioned(db, question: str, repo: str) -> set:
 
 def test_a_traceback_frame_names_the_definition_in_its_file(db, dsn, make_repo):
     # 40 files define a method run: the name alone fits too many to name one, the frame's
-    # file (an installed package's path; the repository keeps it under src/) says which ran
+    # file (an installed package's path; the repository keeps it under src/) says which ran;
+    # flush_keys fits two, and the frame says which of those
     runner = "class Job:\n    def run(self, job):\n        return job\n"
     files = {f"jobs/j{i:02d}.py": runner for i in range(40)}
-    files["src/ledger/keys.py"] = "class Rotator:\n    def run(self, vault):\n        return 1\n"
+    files["src/ledger/keys.py"] = KEYS_PY
+    files["archive/old_keys.py"] = "def flush_keys(vault):\n    return None\n"
     other = make_repo({"ledger/keys.py": "def run(vault):\n    return vault\n"}, name="theirs")
     with psycopg.connect(dsn) as conn:  # another tenant's file fits the frame's path too
         index_repository(
             conn, other, name="jobs", tenant="globex", embed=False, show_progress=False
         )
     _index_as_acme(db, dsn, make_repo, files, "jobs")
-    assert _mentioned(db, TRACEBACK, "jobs") == {("src/ledger/keys.py", "Rotator.run")}
+    assert _mentioned(db, TRACEBACK, "jobs") == {
+        ("src/ledger/keys.py", "Rotator.run"),
+        ("src/ledger/keys.py", "Rotator.flush_keys"),
+    }
+    # without frames, a frame's function is a name like any other: fitting 40, it names
+    # nothing; fitting 2, it names both
     db.execute("select set_config('codesift.retrieval_off', 'frames', false)")
-    assert _mentioned(db, TRACEBACK, "jobs") == set()
+    assert _mentioned(db, TRACEBACK, "jobs") == {
+        ("src/ledger/keys.py", "Rotator.flush_keys"),
+        ("archive/old_keys.py", "flush_keys"),
+    }
 
 
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):

@@ -73,6 +73,8 @@ def test_a_long_report_names_definitions_by_frames_backticks_and_dots():
         n.startswith("self.") for n in reading.names
     )
     assert "3.8" not in reading.names
+    # what only a frame names: looked up in the frame's file (feature frames), not by name
+    assert reading.frame_only == ["resolve_redirects", "send"]
 
 
 IPYTHON_REPORT = """pairplot fails on a frame with two header rows

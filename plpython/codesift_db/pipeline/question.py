@@ -77,6 +77,7 @@ class Reading:
     mentions: list[str] = field(default_factory=list)  # path-like strings (files, modules)
     names: list[str] = field(default_factory=list)  # what may name a definition (`A.b`, `f`)
     frames: list[tuple[str, str]] = field(default_factory=list)  # (file, function), innermost 1st
+    frame_only: list[str] = field(default_factory=list)  # names only a frame gives
     digest: str = ""  # the dense leg's text
     wants_docs: bool = False
 
@@ -103,7 +104,8 @@ def read(text: str) -> Reading:
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
     signal: dict[str, None] = {}
-    named: dict[str, None] = {}  # frames' functions, names in backticks, dotted names
+    ran: dict[str, None] = {}  # the functions traceback frames ran in
+    named: dict[str, None] = {}  # names in backticks, dotted names
     found: list[tuple[int, str]] = []  # (position, path): mentions in order of the text
     frames: dict[tuple[str, str], None] = {}
 
@@ -118,7 +120,7 @@ def read(text: str) -> Reading:
             found.append((m.start(), path))
         if func and not func.startswith("<"):
             add(func)
-            named.setdefault(func, None)
+            ran.setdefault(func, None)
             if path and not path.startswith("<"):
                 frames.setdefault((path, func.rsplit(".", 1)[-1]), None)
     for m in _PATH.finditer(clean):
@@ -143,6 +145,7 @@ def read(text: str) -> Reading:
         if parts[0] not in _RECEIVERS and len(parts[-1]) > 1:
             named.setdefault(".".join(parts[-2:]), None)
     mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
+    definitions = [n for n in {**ran, **named} if 2 < len(n) <= 120][:MAX_NAMES]
     prose = _FENCE.sub(" ", clean).strip()
     title, _, rest = prose.partition("\n")
     first = next((p.strip() for p in re.split(r"\n\s*\n", rest) if p.strip()), "")
@@ -152,7 +155,8 @@ def read(text: str) -> Reading:
         long=True,
         signal=list(signal),
         mentions=list(mentions)[:MAX_MENTIONS],
-        names=[n for n in named if 2 < len(n) <= 120][:MAX_NAMES],
+        names=definitions,
+        frame_only=[n for n in definitions if n in ran and n not in named],
         # a traceback prints the innermost call last; the fault is most often there
         frames=list(reversed(frames))[:MAX_FRAMES],
         digest=digest,

@@ -53,6 +53,8 @@ def hybrid(plpy, p: Params) -> tuple[dict, list, list]:
             plpy, tenant, repo_ids, reading.mentions, by_suffix=feats.on("frames")
         )
     names = reading.names if feats.on("named") else []
+    if frames:  # a frame names its function in its file; by the name alone, also others'
+        names = [n for n in names if n not in reading.frame_only]
     if names or frames:
         found["mention_sym"] = mentioned_symbols(plpy, tenant, repo_ids, names, frames)
     items = fuse(found, p.lexical_weight, p.dense_weight, feats.fusion)
