@@ -14,6 +14,7 @@ SUFFIX_PARTS parts, so that an installed package's path (site-packages/_pytest/p
 finds its source in a src/ layout (src/_pytest/python.py)."""
 
 import posixpath
+from collections.abc import Sequence
 
 from .. import plans
 
@@ -80,7 +81,7 @@ def _definitions(name: str, rows: list[dict]) -> list[dict]:
 
 
 def mentioned_symbols(
-    plpy, tenant: int, repo_ids: list, names: list[str], frames: list[tuple[str, str]] = ()
+    plpy, tenant: int, repo_ids: list, names: list[str], frames: Sequence[tuple[str, str]] = ()
 ) -> list[dict]:
     """The leg's symbol rows ({symbol_id, repository_id, path}): the definitions the frames
     ran in (a frame's function in a file its path fits), innermost first, then those of the
