@@ -8,8 +8,9 @@ Short questions: the --queries set. Long questions: the --long set's query texts
 about 300 words (the issue text of a SWE-bench instance, whatever its repository: the cost
 of reading a long question does not depend on whether it matches). Each timed round runs
 every engine on one question before the next question (interleaved), warm, the database
-embedding the text itself. Engines are the settings of pipeline/features.py: `today`
-(codesift.retrieval_off = all) and `new` (the defaults)."""
+embedding the text itself. Engines (--engines) are bench/eval.py's: the settings of
+pipeline/features.py, `today` (codesift.retrieval_off = all), `new` (the defaults) and
+`no-X` (feature X off alone)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "loader"))
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-ENGINES = {"today": "all", "new": ""}
+from bench.eval import engine_settings, set_engine  # noqa: E402
+
 PACK = "select count(*) from codesift.pack_context(%s, repo => %s, token_budget => 4000)"
 
 
@@ -33,12 +37,12 @@ def words(text: str, n: int) -> str:
     return " ".join(text.split(" ")[:n])
 
 
-def run(conn, texts: list[str], repo: str, reps: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {e: [] for e in ENGINES}
+def run(conn, texts: list[str], repo: str, reps: int, engines: list[str]) -> dict:
+    times: dict[str, list[float]] = {e: [] for e in engines}
     for rep in range(reps + 1):
         for text in texts:
-            for engine, off in ENGINES.items():
-                conn.execute("select set_config('codesift.retrieval_off', %s, false)", (off,))
+            for engine in engines:
+                set_engine(conn, engine)
                 start = time.perf_counter()
                 conn.execute(PACK, (text, repo)).fetchone()
                 if rep:  # the first round warms caches and the model
@@ -60,9 +64,14 @@ def main() -> int:
     ap.add_argument("--long-n", type=int, default=10, help="long questions taken")
     ap.add_argument("--words", type=int, default=300, help="words a long question keeps")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--engines", default="today,new", help="e.g. today,new,no-frames")
     ap.add_argument("--dsn")
     args = ap.parse_args()
     from codesift.db import current_dsn
+
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    for engine in engines:
+        engine_settings(engine)  # an unknown engine stops here, before any work
 
     short = [q["query"] for q in json.loads(Path(args.queries).read_text())["queries"]]
     long = [
@@ -76,14 +85,14 @@ def main() -> int:
         ).fetchone()[0]
         conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
         print(f"pack_context on {args.repo} (tenant {args.tenant}), ms, {args.reps} rounds")
-        print(f"{'questions':<28}{'engine':<8}{'n':>5}{'p50':>9}{'p95':>9}{'mean':>9}")
+        print(f"{'questions':<28}{'engine':<11}{'n':>5}{'p50':>9}{'p95':>9}{'mean':>9}")
         for label, texts in (
             (f"short ({len(short)})", short),
             (f"long ({len(long)} x {args.words} words)", long),
         ):
-            for engine, values in run(conn, texts, args.repo, args.reps).items():
+            for engine, values in run(conn, texts, args.repo, args.reps, engines).items():
                 print(
-                    f"{label:<28}{engine:<8}{len(values):>5}{pct(values, 0.5):>9.1f}"
+                    f"{label:<28}{engine:<11}{len(values):>5}{pct(values, 0.5):>9.1f}"
                     f"{pct(values, 0.95):>9.1f}{statistics.mean(values):>9.1f}"
                 )
     return 0
