@@ -92,6 +92,9 @@ def mentioned_symbols(
     rows = plans.run(
         plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, sorted(short), tenant]
     )
+    by_name: dict[str, list[dict]] = {}
+    for r in rows:
+        by_name.setdefault(r["name"], []).append(r)
     found: dict[int, dict] = {}
 
     def take(fits: list[dict], distinct: int) -> None:
@@ -100,7 +103,7 @@ def mentioned_symbols(
                 found.setdefault(r["symbol_id"], r)
 
     for path, func in frames:
-        fits = [r for r in rows if r["name"] == func.lower() and matches(path, r["path"])]
+        fits = [r for r in by_name.get(func.lower(), []) if matches(path, r["path"])]
         take(fits, len(fits))
     for name in names:
         fits = _definitions(name, rows)
