@@ -149,6 +149,12 @@ def test_a_hostile_question_is_bounded():
     assert time.monotonic() - start < 5  # generous: the point is no blow-up, not speed
     assert len(reading.mentions) <= question.MAX_MENTIONS
     assert len(reading.frames) <= question.MAX_FRAMES
+    # frames beyond the innermost MAX_FRAMES are not looked up in their files: their
+    # functions stay names
+    deep = question.read("Crash\n\n" + "".join(frames.splitlines(True)[: question.MAX_FRAMES + 6]))
+    assert len(deep.frames) == question.MAX_FRAMES and deep.frames[0][1] != "func_0"
+    assert "func_0" in deep.names and "func_0" not in deep.frame_only
+    assert set(deep.frame_only) == {f for _, f in deep.frames}
     assert len(reading.digest) <= question.DIGEST_CHARS
     assert len(terms) <= 64 and weights is not None and len(weights) == len(terms)
 

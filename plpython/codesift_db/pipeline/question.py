@@ -77,7 +77,7 @@ class Reading:
     mentions: list[str] = field(default_factory=list)  # path-like strings (files, modules)
     names: list[str] = field(default_factory=list)  # what may name a definition (`A.b`, `f`)
     frames: list[tuple[str, str]] = field(default_factory=list)  # (file, function), innermost 1st
-    frame_only: list[str] = field(default_factory=list)  # names only a frame gives
+    frame_only: list[str] = field(default_factory=list)  # names only `frames` give
     digest: str = ""  # the dense leg's text
     wants_docs: bool = False
 
@@ -146,6 +146,9 @@ def read(text: str) -> Reading:
             named.setdefault(".".join(parts[-2:]), None)
     mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
     definitions = [n for n in {**ran, **named} if 2 < len(n) <= 120][:MAX_NAMES]
+    # a traceback prints the innermost call last; the fault is most often there
+    innermost = list(reversed(frames))[:MAX_FRAMES]
+    looked_up = {func for _, func in innermost}
     prose = _FENCE.sub(" ", clean).strip()
     title, _, rest = prose.partition("\n")
     first = next((p.strip() for p in re.split(r"\n\s*\n", rest) if p.strip()), "")
@@ -156,9 +159,9 @@ def read(text: str) -> Reading:
         signal=list(signal),
         mentions=list(mentions)[:MAX_MENTIONS],
         names=definitions,
-        frame_only=[n for n in definitions if n in ran and n not in named],
-        # a traceback prints the innermost call last; the fault is most often there
-        frames=list(reversed(frames))[:MAX_FRAMES],
+        # what only the frames looked up name: found in their files, not by name alone
+        frame_only=[n for n in definitions if n in looked_up and n not in named],
+        frames=innermost,
         digest=digest,
         wants_docs=bool(_DOC_WORDS.search(title)),
     )
