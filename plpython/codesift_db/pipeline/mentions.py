@@ -105,8 +105,8 @@ def mentioned_symbols(
     for path, func in frames:
         fits = [r for r in by_name.get(func.lower(), []) if matches(path, r["path"])]
         take(fits, len(fits))
-    for name in names:
-        fits = _definitions(name, rows)
+    for name in names:  # a definition's qualified name ends with its name
+        fits = _definitions(name, by_name.get(name.rsplit(".", 1)[-1].lower(), []))
         take(fits, len({(r["path"], r["qualified_name"]) for r in fits}))
     return [
         {"symbol_id": r["symbol_id"], "repository_id": r["repository_id"], "path": r["path"]}
