@@ -20,6 +20,7 @@ it ('time budget' in the flag) with less done. The caps and counts do not vary
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -108,7 +109,7 @@ def content(name: str) -> str:
 
 def _old_blob(mods, path: str, text: str, language: str | None) -> dict:
     """The per-blob work of the old on_blobs_inserted, without the database."""
-    symbols, imports, identifiers, packing, extraction = mods
+    symbols, import_extraction, identifiers, packing, extraction = mods
     lines = text.split("\n")
     found = 0
     for sym in symbols.extract_symbols(path, text, language):
@@ -117,7 +118,7 @@ def _old_blob(mods, path: str, text: str, language: str | None) -> dict:
         len(terms.split())
         packing.estimate_tokens(sym["body"])
         found += 1
-    imps = len(imports.extract_imports(path, text, language)) if language else 0
+    imps = len(import_extraction.extract_imports(path, text, language)) if language else 0
     terms = (
         (identifiers.path_terms(path) if path else "") + " " + identifiers.identifier_terms(text)
     )
@@ -141,14 +142,19 @@ def worker(which: str, name: str, before: str) -> None:
         sys.path.insert(0, str(folder.parent))
     else:
         sys.path.insert(0, str(ROOT / "plpython"))
-    from codesift_db import budget, extraction, identifiers, imports, packing, symbols
+    from codesift_db import budget, extraction, identifiers, packing, symbols
+
+    if which == "before":  # the old tree's extraction lived in imports.py
+        import_extraction = importlib.import_module("codesift_db.imports")
+    else:
+        import_extraction = importlib.import_module("codesift_db.import_extraction")
 
     _, path, language = CASES[name]
     text = content(name)
     start, cpu = time.perf_counter(), time.process_time()
     if which == "before":
         result = _old_blob(
-            (symbols, imports, identifiers, packing, extraction), path, text, language
+            (symbols, import_extraction, identifiers, packing, extraction), path, text, language
         )
     else:
         limits = budget.Budget() if which == "after" else budget.unlimited()

@@ -12,7 +12,7 @@ import random
 import re
 
 import pytest
-from codesift_db import budget, extraction, identifiers, imports, symbols
+from codesift_db import budget, extraction, identifiers, import_extraction, symbols
 from codesift_db.budget import Budget
 
 MIB = 1 << 20
@@ -171,8 +171,8 @@ def test_deeply_nested_brackets_extract_within_the_caps(path, text):
     for s in found:
         assert 1 <= s["start_line"] <= s["end_line"] <= text.count("\n") + 1
     language = symbols.detect_language(path)
-    if language in imports.LANGUAGES:
-        assert imports.extract_imports(path, text, language, limits) == []
+    if language in import_extraction.LANGUAGES:
+        assert import_extraction.extract_imports(path, text, language, limits) == []
 
 
 def test_a_definition_under_100k_levels_of_parentheses_is_found():
@@ -216,7 +216,7 @@ def test_a_mebibyte_of_imports_keeps_the_first_5000(path, language, unit, first)
     if language == "go":
         text = "package p\n" + text
     limits = caps_only()
-    found = imports.extract_imports(path, text, language, limits)
+    found = import_extraction.extract_imports(path, text, language, limits)
     assert len(found) == budget.MAX_IMPORTS
     assert found[0]["module"] == first
     assert [f["line"] for f in found] == sorted(f["line"] for f in found)
@@ -230,7 +230,7 @@ def test_require_deep_in_nesting_keeps_its_names():
         + "const { a, b: c } = require('./a');\nx = await import('./b');\n"
         + "}\n" * depth
     )
-    found = imports.extract_imports("deep.js", text, "javascript", caps_only())
+    found = import_extraction.extract_imports("deep.js", text, "javascript", caps_only())
     assert [(f["module"], f["names"], f["line"]) for f in found] == [
         ("./a", ["a", "b"], depth + 1),
         ("./b", ["x"], depth + 2),
@@ -240,7 +240,7 @@ def test_require_deep_in_nesting_keeps_its_names():
 def test_rust_mod_chains_under_deep_inline_modules():
     depth = 2000
     text = "".join(f"mod m{i} {{\n" for i in range(depth)) + "mod leaf;\n" + "}\n" * depth
-    found = imports.extract_imports("src/lib.rs", text, "rust", caps_only())
+    found = import_extraction.extract_imports("src/lib.rs", text, "rust", caps_only())
     chain = [f"m{i}" for i in range(depth - 63, depth)]
     assert [f["module"] for f in found] == ["::".join([*chain, "leaf"])]
 

@@ -1,15 +1,10 @@
-"""Unit tests of codesift_db.imports (no database)."""
+"""Unit tests of import extraction and resolution (no database)."""
 
 import time
 
 import pytest
-from codesift_db.imports import (
-    MAX_PARSE_BYTES,
-    extract_imports,
-    go_module_path,
-    resolve_import,
-    resolve_imports,
-)
+from codesift_db.import_extraction import MAX_PARSE_BYTES, extract_imports
+from codesift_db.import_resolution import go_module_path, resolve_import, resolve_imports
 
 
 def mods(imports):
