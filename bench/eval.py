@@ -28,11 +28,12 @@ asked for with --arms.
 level, nothing else.
 
 Engines (--engines): every arm but the baselines runs under each engine, the session settings
-of plpython/codesift_db/pipeline/features.py: `today` (codesift.retrieval_off = all: the
-engine before issue 16, given the harness's embedding of the whole text), `new` (the
-defaults; the engine embeds the question itself, a long one's digest), `no-X` (feature X off
-alone: the ablations) and `fusion-X` (fusion X). Columns are `arm` for new and `arm@engine`
-for the others; engines other than today and new run only --engine-arms (hybrid, pack).
+of plpython/codesift_db/pipeline/features.py: `baseline` (codesift.retrieval_off = all:
+every stage for real questions off, given the harness's embedding of the whole text),
+`default` (the defaults; the engine embeds the question itself, a long one's digest), `no-X`
+(feature X off alone: the ablations) and `fusion-X` (fusion X). Columns are `arm` for default
+and `arm@engine` for the others; engines other than baseline and default run only
+--engine-arms (hybrid, pack).
 
 Output: rich tables (per arm, per kind, per query: the rank of the first gold hit), the JSON
 of issue 5 at --out ({"arms", "by_kind", "queries"}, and "by_repository" for a set over several
@@ -73,15 +74,15 @@ STAGE1 = {
     "hybrid": (1.0, 1.0, "bm25"),
 }
 PEER_LEGS = {"peer": (1.0, 1.0), "peer_lexical": (1.0, 0.0), "peer_dense": (0.0, 1.0)}
-# Engines: the same arms under the settings of pipeline/features.py. `today` is the engine
-# before issue 16 (every feature off, RRF k = 60, the question's own embedding); `new` is the
-# default; `no-X` switches feature X off alone (the ablations); `fusion-X` picks fusion X.
+# Engines: the same arms under the settings of pipeline/features.py. `baseline` has every
+# feature off (RRF k = 60, the question's own embedding); `default` is the defaults; `no-X`
+# switches feature X off alone (the ablations); `fusion-X` picks fusion X.
 FEATURES = features.FEATURES
 DEFAULT_OFF = tuple(sorted(features.DEFAULT_OFF))  # off unless codesift.retrieval_off = none
 FUSIONS = features.FUSIONS
 ENGINES = {
-    "today": ("all", ""),
-    "new": ("", ""),
+    "baseline": ("all", ""),
+    "default": ("", ""),
     # each off alone against the defaults, in which file evidence is off (DEFAULT_OFF)
     **{f"no-{f}": (",".join(dict.fromkeys([f, *DEFAULT_OFF])), "") for f in FEATURES},
     "with-evidence": ("none", ""),  # every feature on, file evidence included
@@ -518,8 +519,10 @@ class Options:
     progress: bool = True
     explain: bool = False
     recency_lambda: float | None = None  # None: the engine's default (0.0001)
-    engines: tuple = ("today", "new")
-    engine_arms: tuple | None = None  # arms run under engines other than today/new (None: all)
+    engines: tuple = ("baseline", "default")
+    engine_arms: tuple | None = (
+        None  # arms run under engines other than baseline/default (None: all)
+    )
     checkpoint: str | None = None  # JSON lines of finished queries: a rerun resumes after them
 
 
@@ -551,17 +554,21 @@ def _write_checkpoint(path: str | None, qid: str, results: dict, info: dict) -> 
 
 
 def arm_labels(opts: Options) -> list[tuple[str, str, str]]:
-    """(label, arm, engine) per column: `arm` under `new`, `arm@engine` under the others;
+    """(label, arm, engine) per column: `arm` under `default`, `arm@engine` under the others;
     arms no engine setting changes run once."""
     labels = []
     for arm in opts.arms:
         if arm in ENGINE_FREE:
-            labels.append((arm, arm, "new"))
+            labels.append((arm, arm, "default"))
             continue
         for engine in opts.engines:
-            if engine not in ("today", "new") and opts.engine_arms and arm not in opts.engine_arms:
+            if (
+                engine not in ("baseline", "default")
+                and opts.engine_arms
+                and arm not in opts.engine_arms
+            ):
                 continue
-            labels.append((arm if engine == "new" else f"{arm}@{engine}", arm, engine))
+            labels.append((arm if engine == "default" else f"{arm}@{engine}", arm, engine))
     return labels
 
 
@@ -617,7 +624,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 )
                 current = tenant_id
             start = time.monotonic()
-            set_engine(conn, "today")
+            set_engine(conn, "baseline")
             embedding = conn.execute("select codesift.embed_query(%s)::text", (q.text,)).fetchone()[
                 0
             ]
@@ -636,9 +643,9 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
             for label, arm, engine in labels:
                 set_engine(conn, engine)
                 # the engine embeds the question itself (a long one's digest) unless it reads
-                # questions as today did: then the harness's embedding of the whole text
+                # questions as the baseline does: then the harness's embedding of the whole text
                 own = (
-                    engine == "today"
+                    engine == "baseline"
                     or "question" in engine_settings(engine)[0].split(",")
                     or arm in ENGINE_FREE
                 )
@@ -672,7 +679,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                 arm in info["arms"] and info["arms"][arm]["first_hit_rank"] != 1
                 for arm in ("hybrid", "pack")
             ):
-                set_engine(conn, "new")
+                set_engine(conn, "default")
                 info["explain"] = explain_miss(conn, q, None, opts.budget, opts.recency_lambda)
             details["queries"][q.id] = info
             _write_checkpoint(opts.checkpoint, q.id, per_query[q.id], info)
@@ -836,15 +843,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--engines",
-        default="today,new",
-        help="comma-separated engines each arm runs under (default today,new; also "
-        + ", ".join(e for e in ENGINES if e not in ("today", "new"))
+        default="baseline,default",
+        help="comma-separated engines each arm runs under (default baseline,default; also "
+        + ", ".join(e for e in ENGINES if e not in ("baseline", "default"))
         + ")",
     )
     parser.add_argument(
         "--engine-arms",
         default="hybrid,pack",
-        help="arms run under the engines other than today and new (default hybrid,pack)",
+        help="arms run under the engines other than baseline and default (default hybrid,pack)",
     )
     parser.add_argument(
         "--checkpoint",

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 16's evaluation in one go: every arm under today's engine and the new one, the
+# Issue 16's evaluation in one go: every arm under the baseline engine and the default one, the
 # ablations (each feature off alone) and the fusion alternatives, on express-10, gin-23 and
 # the SWE-bench dev instances whose checkouts are given (resumable: a checkpoint of finished
 # queries), plus the plain file-level BM25 arm.
@@ -13,7 +13,7 @@ express=$1
 gin=$2
 shift 2
 out=${OUT:-bench/results}
-engines=today,new,no-consensus,no-question,no-named,no-kinds,no-pack,no-tests,no-references,no-co_change,no-calls,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
+engines=baseline,default,no-consensus,no-question,no-named,no-kinds,no-pack,no-tests,no-references,no-co_change,no-calls,with-evidence,fusion-rrf_k,fusion-guard,fusion-convex
 run() {
     .venv/bin/python bench/eval.py --engines "$engines" --engine-arms hybrid,pack \
         --arms bm25_files,lexical,lexical_tsrank,dense,hybrid,pack,peer,pack_lexical "$@"

@@ -1,4 +1,4 @@
-"""pack_context latency of today's engine and the new one, short questions and long ones,
+"""pack_context latency of the baseline engine and the default one, short questions and long ones,
 side by side on an indexed repository (prints only, never asserts).
 
     .venv/bin/python bench/question_latency_bench.py --tenant eval-express --repo express \\
@@ -9,7 +9,7 @@ about 300 words (the issue text of a SWE-bench instance, whatever its repository
 of reading a long question does not depend on whether it matches). Each timed round runs
 every engine on one question before the next question (interleaved), warm, the database
 embedding the text itself. Engines (--engines) are bench/eval.py's: the settings of
-pipeline/features.py, `today` (codesift.retrieval_off = all), `new` (the defaults) and
+pipeline/features.py, `baseline` (codesift.retrieval_off = all), `default` (the defaults) and
 `no-X` (feature X off alone)."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def main() -> int:
     ap.add_argument("--long-n", type=int, default=10, help="long questions taken")
     ap.add_argument("--words", type=int, default=300, help="words a long question keeps")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--engines", default="today,new", help="e.g. today,new,no-frames")
+    ap.add_argument("--engines", default="baseline,default", help="e.g. baseline,default,no-frames")
     ap.add_argument("--dsn")
     args = ap.parse_args()
     from codesift.db import current_dsn

@@ -124,11 +124,11 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
 
     report = json.loads(out.read_text())
     assert set(report) == {"arms", "by_kind", "queries"}
-    # every arm under today's engine and the new one; the baselines once
+    # every arm under the baseline engine and the default one; the baselines once
     labels = [label for label, _, _ in harness.arm_labels(harness.Options())]
     assert list(report["arms"]) == labels
-    assert {"bm25_files", "hybrid@today", "hybrid", "pack@today", "pack"} <= set(labels)
-    assert "peer@today" not in labels
+    assert {"bm25_files", "hybrid@baseline", "hybrid", "pack@baseline", "pack"} <= set(labels)
+    assert "peer@baseline" not in labels
     assert set(report["by_kind"]) == {"identifier", "semantic"}
     for metrics in [*report["arms"].values()] + [
         m for kind in report["by_kind"].values() for m in kind.values()
@@ -174,8 +174,8 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
 
 
 def test_engines_name_the_settings_they_select():
-    assert harness.engine_settings("today") == ("all", "")
-    assert harness.engine_settings("new") == ("", "")
+    assert harness.engine_settings("baseline") == ("all", "")
+    assert harness.engine_settings("default") == ("", "")
     # an ablation is one feature off against the defaults (file evidence off among them)
     assert harness.engine_settings("no-kinds") == ("kinds,evidence", "")
     assert harness.engine_settings("no-kinds+pack") == ("kinds,pack,evidence", "")
@@ -191,7 +191,7 @@ def test_a_checkpoint_resumes_after_the_queries_it_holds(dsn, make_repo, tmp_pat
     checkpoint = tmp_path / "run.jsonl"
     out = tmp_path / "out.json"
     argv = ["--queries", str(queries), "--repo-path", str(root), "--name", "shop", "--dsn", dsn]
-    argv += ["--arms", "bm25_files,lexical", "--engines", "new", "--out", str(out)]
+    argv += ["--arms", "bm25_files,lexical", "--engines", "default", "--out", str(out)]
     argv += ["--checkpoint", str(checkpoint)]
     assert harness.main([*argv, "--limit", "2"]) == 0  # a run that stopped after two queries
     assert len(checkpoint.read_text().splitlines()) == 2
@@ -209,9 +209,9 @@ def test_a_checkpoint_resumes_after_the_queries_it_holds(dsn, make_repo, tmp_pat
     assert ranks["shop-sym-01"]["lexical"] == 1 and ranks["shop-sym-02"]["lexical"] == 1
     assert ranks["shop-sem-02"]["lexical"] is not None
     # a run with other arms does not take results that lack them: it asks the changed text
-    assert harness.main([*argv, "--arms", "lexical", "--engines", "today"]) == 0
+    assert harness.main([*argv, "--arms", "lexical", "--engines", "baseline"]) == 0
     ranks = {q["id"]: q["first_hit_rank"] for q in json.loads(out.read_text())["queries"]}
-    assert ranks["shop-sym-01"]["lexical@today"] is None
+    assert ranks["shop-sym-01"]["lexical@baseline"] is None
 
 
 def test_an_imports_gold_span_is_the_files_import_statements():
