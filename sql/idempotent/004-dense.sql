@@ -1,6 +1,6 @@
 -- The dense legs, over symbols and over files: cosine distance on the HNSW
 -- indexes (statements in plpython/codesift_db/dense.py), with the filters and
--- bounds every leg takes (live_files, _leg_bounds: 003-lexical.sql) and, like
+-- bounds every leg takes (live_files, _leg_bounds: 003-legs.sql) and, like
 -- every leg, JIT off.
 
 -- the names before they began with an underscore (internal: the pipeline calls them)

@@ -214,7 +214,7 @@ comment on column codesift.mcp_tokens.created_at is 'When the token was created.
 comment on column codesift.mcp_tokens.last_used_at is 'Last use, to the minute, or null.';
 comment on column codesift.mcp_tokens.revoked_at is 'When the token was revoked, or null while valid.';
 
--- live_files (the view's comment is next to it, in 003-lexical.sql)
+-- live_files (the view's comment is next to it, in 003-legs.sql)
 
 comment on column codesift.live_files.tenant_id is 'Owning tenant.';
 comment on column codesift.live_files.repository_id is 'Repository of the path.';
