@@ -61,8 +61,10 @@ set jit = off
 as $$
 from codesift_db.pipeline.params import Params
 from codesift_db.pipeline.rows import search_rows
-return search_rows(plpy, Params(query, repo, 1, path_prefix, language, kinds, query_embedding,
-    0, 1.0, 0.0, recency_lambda, lexical_weight, dense_weight, ranking, ref=ref), k)
+return search_rows(plpy, Params(
+    query=query, repo=repo, ref=ref, path_prefix=path_prefix, language=language, kinds=kinds,
+    query_embedding=query_embedding, recency_lambda=recency_lambda,
+    lexical_weight=lexical_weight, dense_weight=dense_weight, ranking=ranking), k)
 $$;
 
 comment on function codesift.hybrid_search(
@@ -102,9 +104,12 @@ set jit = off
 as $$
 from codesift_db.pipeline.params import Params
 from codesift_db.pipeline.rows import pack_rows
-return pack_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,
-    query_embedding, graph_depth, hop_decay, jaccard_threshold, recency_lambda,
-    lexical_weight, dense_weight, ranking, ref=ref))
+return pack_rows(plpy, Params(
+    query=query, repo=repo, ref=ref, path_prefix=path_prefix, language=language, kinds=kinds,
+    query_embedding=query_embedding, recency_lambda=recency_lambda,
+    lexical_weight=lexical_weight, dense_weight=dense_weight, ranking=ranking,
+    token_budget=token_budget, graph_depth=graph_depth, hop_decay=hop_decay,
+    jaccard_threshold=jaccard_threshold))
 $$;
 
 comment on function codesift.pack_context(
@@ -180,9 +185,12 @@ set jit = off
 as $$
 from codesift_db.pipeline.params import Params
 from codesift_db.pipeline.rows import explain_rows
-return explain_rows(plpy, Params(query, repo, token_budget, path_prefix, language, kinds,
-    query_embedding, graph_depth, hop_decay, jaccard_threshold, recency_lambda,
-    lexical_weight, dense_weight, ranking, ref=ref))
+return explain_rows(plpy, Params(
+    query=query, repo=repo, ref=ref, path_prefix=path_prefix, language=language, kinds=kinds,
+    query_embedding=query_embedding, recency_lambda=recency_lambda,
+    lexical_weight=lexical_weight, dense_weight=dense_weight, ranking=ranking,
+    token_budget=token_budget, graph_depth=graph_depth, hop_decay=hop_decay,
+    jaccard_threshold=jaccard_threshold))
 $$;
 
 comment on function codesift.explain_context(

@@ -286,7 +286,7 @@ def test_feature_settings():
     assert all(default.on(f) != (f in features.DEFAULT_OFF) for f in features.FEATURES)
     assert all(features.parse(plpy, "none", None).on(f) for f in features.FEATURES)
     assert default.fusion == features.DEFAULT_FUSION
-    assert features.parse(plpy, "all", "") == features.TODAY
+    assert features.parse(plpy, "all", "") == features.BASELINE
     kinds_off = features.parse(plpy, " kinds ,evidence", "convex")
     assert not kinds_off.on("kinds") and not kinds_off.on("evidence") and kinds_off.on("pack")
     assert kinds_off.fusion == "convex"

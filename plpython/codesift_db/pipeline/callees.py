@@ -9,11 +9,15 @@ define it (an imported helper)."""
 
 import re
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from .. import plans
 from ..file_kinds import file_kind
-from .hydrate import file_tokens, hydrate, unranked
+from .hydrate import hydrate, unranked
 from .mentions import AMBIGUOUS, SYMBOL_TYPES
+
+if TYPE_CHECKING:
+    from .request import Request
 
 CALLER_FILES = 3  # files whose best candidate symbols' calls are followed
 SEEDS_PER_FILE = 2  # of each, its best candidate symbols
@@ -85,9 +89,11 @@ def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]
     return functions if len(functions) <= AMBIGUOUS else []
 
 
-def add_callees(plpy, items: dict, tenant: int, repo_ids: list, budget: int) -> None:
+def add_callees(plpy, req: "Request", items: dict) -> None:
     """Each seed's CALLEES_PER_SEED resolvable callees join the candidates at CALL_DECAY of
-    its score (a candidate already only gains that score)."""
+    its score (a candidate already only gains that score). Feature `calls`."""
+    if not req.on("calls"):
+        return
     chosen = seeds(items)
     called = {id(s): calls(s["text"], s.get("symbol")) for s in chosen}
     names = sorted({name for found in called.values() for name, _ in found})
@@ -95,7 +101,7 @@ def add_callees(plpy, items: dict, tenant: int, repo_ids: list, budget: int) -> 
         return
     by_name: dict[str, list] = {}
     for row in plans.run(
-        plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [repo_ids, names, tenant]
+        plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [req.repo_ids, names, req.tenant]
     ):
         by_name.setdefault(row["name"], []).append(row)
     new: dict = {}
@@ -118,5 +124,5 @@ def add_callees(plpy, items: dict, tenant: int, repo_ids: list, budget: int) -> 
                     target["score"] = score
                     target["called_by"] = seed.get("symbol")
     if new:
-        hydrate(plpy, new, tenant, repo_ids, file_tokens(budget))
+        hydrate(plpy, req, new)
         items.update(new)

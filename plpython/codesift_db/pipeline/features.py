@@ -51,7 +51,7 @@ class Features:
         return name not in self.off
 
 
-TODAY = Features(frozenset(FEATURES), "rrf")
+BASELINE = Features(frozenset(FEATURES), "rrf")  # every feature off: `all`
 
 
 def parse(plpy, off: str | None, fusion: str | None) -> Features:

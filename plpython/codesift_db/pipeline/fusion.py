@@ -1,7 +1,7 @@
 """Fusion of the legs into one score per candidate.
 
-* rrf: Reciprocal Rank Fusion, weight / (k + rank) summed over the legs, k = 60 (the engine
-  before issue 16; what codesift.retrieval_off = fusion selects);
+* rrf: Reciprocal Rank Fusion, weight / (k + rank) summed over the legs, k = 60 (the
+  default, and the baseline's);
 * rrf_k: the same with a small k (SMALL_K), so a leg's top ranks count far more than its tail;
 * guard: RRF k = 60, but a leg's top GUARD_TOP count as if every leg had ranked them
   GUARD_SLACK places lower, so a clear hit of one leg that the other never saw is not buried
@@ -15,6 +15,11 @@ File consensus (`consensus`, after hydration gives every candidate its path): ea
 ranking of files (a file's best rank in the leg, either tier) is fused by RRF too, and a
 candidate's score gains CONSENSUS_WEIGHT times its file's: a file that both legs rank at the
 top is not outranked by another file's symbol that both legs rank only moderately."""
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .request import Request
 
 RRF_K = 60
 SMALL_K = 10
@@ -131,3 +136,9 @@ def file_consensus(items: dict, lexical_weight: float, dense_weight: float, ment
         ranks = best[(item["repository_id"], item["path"])]
         item["file_rrf"] = rrf(ranks, weights)
         item["rrf"] += CONSENSUS_WEIGHT * item["file_rrf"]
+
+
+def consensus(plpy, req: "Request", items: dict) -> None:
+    """The stage: file_consensus with the call's leg weights (feature `consensus`)."""
+    if req.on("consensus"):
+        file_consensus(items, req.params.lexical_weight, req.params.dense_weight)

@@ -5,10 +5,14 @@ reached scores its seed's score times hop_decay per hop, times the weights of th
 led there and their kinds' EDGE_WEIGHTS, times its path prior; the best GRAPH_NODES new ones
 become candidates."""
 
+from typing import TYPE_CHECKING
+
 from .. import plans
-from .hydrate import file_tokens, hydrate, unranked
-from .params import Params
+from .hydrate import hydrate, unranked
 from .recency import path_prior
+
+if TYPE_CHECKING:
+    from .request import Request
 
 GRAPH_SEEDS = 3  # top hits whose import neighbourhood is walked
 GRAPH_NODES = 24  # files the walk may add, best (seed score x hop decay) first
@@ -58,14 +62,23 @@ def neighbour(key: tuple, score: float, graph: dict) -> dict:
     return unranked(key, score * NEIGHBOUR_WEIGHT, **graph)
 
 
-def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> None:
+def expand_graph(plpy, req: "Request", items: dict) -> None:
+    p = req.params
     if p.graph_depth == 0 or not items:
         return
     paths, seed_score = seeds(items)
     rows = plans.run(
         plpy,
         *GRAPH_WALK,
-        [tenant, repo_ids, paths, p.graph_depth, p.hop_decay, p.fanout, relations(p.features)],
+        [
+            req.tenant,
+            req.repo_ids,
+            paths,
+            p.graph_depth,
+            p.hop_decay,
+            p.fanout,
+            relations(req.features),
+        ],
     )
     reached = []
     for r in rows:
@@ -75,7 +88,7 @@ def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> N
             * r["factor"]
             * r["strength"]
             * edge_weight(edges)
-            * path_prior(r["path"], p.kind_prior, p.long_question)
+            * path_prior(r["path"], req.kind_prior, req.long_question)
         )
         reached.append((score, r["repository_id"], r["path"], r["hop"], via, edges))
     reached.sort(key=lambda x: (-x[0], x[3], x[2]))
@@ -93,5 +106,5 @@ def expand_graph(plpy, items: dict, p: Params, tenant: int, repo_ids: list) -> N
         new_keys.append(key)
     if new_keys:
         subset = {k: items.pop(k) for k in new_keys}
-        hydrate(plpy, subset, tenant, repo_ids, file_tokens(p.token_budget))
+        hydrate(plpy, req, subset)
         items.update(subset)

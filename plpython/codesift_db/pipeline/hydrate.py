@@ -1,7 +1,12 @@
 """Hydration: the fused candidates get their path, lines, text and last change, read by
 sql/hydrate_symbols.sql and sql/hydrate_files.sql; candidates no longer live drop out."""
 
+from typing import TYPE_CHECKING
+
 from .. import plans
+
+if TYPE_CHECKING:
+    from .request import Request
 
 FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
 SYMBOL_TYPES = ["bigint[]", "bigint[]", "int", "bigint"]
@@ -63,9 +68,10 @@ def file_item(row: dict) -> dict:
     }
 
 
-def hydrate(plpy, items: dict, tenant: int, repo_ids: list, max_file_tokens: int) -> None:
+def hydrate(plpy, req: "Request", items: dict) -> None:
     """Fill path, lines, text and last_changed; drop candidates that are no longer live.
-    Files over max_file_tokens get text None: they are too big to pack whole."""
+    Files over req.max_file_tokens get text None: they are too big to pack whole."""
+    tenant, repo_ids, max_file_tokens = req.tenant, req.repo_ids, req.max_file_tokens
     symbol_ids = [k[1] for k in items if k[0] == "s"]
     found: set[tuple] = set()
     if symbol_ids:

@@ -3,8 +3,12 @@ BM25 (codesift._bm25_*, sql/idempotent/003-lexical.sql) or ts_rank_cd (codesift.
 the same file) over the query terms, and HNSW (codesift._dense_*, 004-dense.sql -> dense.py)
 over the query vector. Each leg is a SQL function of its own: these are calls to it."""
 
+from typing import TYPE_CHECKING
+
 from .. import plans
-from .params import Params
+
+if TYPE_CHECKING:
+    from .request import Request
 
 SYMBOL_DEPTH = 40  # rows taken from each symbol leg
 FILE_DEPTH = 30  # rows taken from each file leg
@@ -49,19 +53,12 @@ DENSE_FILES = (
 )
 
 
-def legs(
-    plpy,
-    p: Params,
-    tenant: int,
-    repo_ids: list,
-    terms: list,
-    vector: str | None,
-    model: str,
-    weights: list | None = None,
-) -> dict:
+def legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
     """Each leg's rows, best first: lex_sym, lex_file (ranked by score), dense_sym,
-    dense_file (by distance). No terms: no lexical legs; no vector: no dense legs; a
-    symbol-kind filter asks for symbols only."""
+    dense_file (by distance). No terms (or a lexical weight of 0): no lexical legs; no
+    vector: no dense legs; a symbol-kind filter asks for symbols only."""
+    p, tenant, repo_ids, weights = req.params, req.tenant, req.repo_ids, req.weights
+    terms = req.terms if p.lexical_weight else []
     lex_sym = lex_file = []
     if terms:
         if p.ranking == "bm25":

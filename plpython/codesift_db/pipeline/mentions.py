@@ -15,8 +15,12 @@ finds its source in a src/ layout (src/_pytest/python.py)."""
 
 import posixpath
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import plans
+
+if TYPE_CHECKING:
+    from .request import Request
 
 AMBIGUOUS = 3
 SUFFIX_PARTS = 2  # a package folder and a file name: enough to name a file
@@ -112,3 +116,20 @@ def mentioned_symbols(
         {"symbol_id": r["symbol_id"], "repository_id": r["repository_id"], "path": r["path"]}
         for r in list(found.values())[:MAX_FILES]
     ]
+
+
+def mention_legs(plpy, req: "Request") -> dict:
+    """The legs of what a long question names: `mention` (files) and `mention_sym`
+    (definitions: traceback frames' functions, then names), each when there is one."""
+    reading, found = req.reading, {}
+    if reading.mentions:
+        found["mention"] = mentioned_files(
+            plpy, req.tenant, req.repo_ids, reading.mentions, by_suffix=req.on("frames")
+        )
+    frames = reading.frames if req.on("frames") else []
+    names = reading.names if req.on("named") else []
+    if frames:  # a frame names its function in its file; by the name alone, also others'
+        names = [n for n in names if n not in reading.frame_only]
+    if names or frames:
+        found["mention_sym"] = mentioned_symbols(plpy, req.tenant, req.repo_ids, names, frames)
+    return found

@@ -3,7 +3,7 @@ message that says what to do."""
 
 import math
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import NoReturn
 
 MAX_BUDGET = 200_000
 # Bounds on what a caller may ask (each also checked by the SQL function that does the work):
@@ -14,38 +14,34 @@ MAX_KINDS = 64  # symbol kinds in a filter (codesift._leg_bounds)
 MAX_SEARCH_K = 1000  # hybrid_search's k (codesift._leg_bounds' k at most)
 INVALID = "22023"  # invalid_parameter_value
 NULL_VALUE = "22004"  # null_value_not_allowed
+SEARCH_KNOBS = ("recency_lambda", "lexical_weight", "dense_weight", "ranking")
+PACK_KNOBS = ("token_budget", "graph_depth", "hop_decay", "jaccard_threshold")
 FLOAT_KNOBS = ("hop_decay", "jaccard_threshold", "recency_lambda", "lexical_weight", "dense_weight")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Params:
+    """The caller's arguments as given (the SQL functions pass them by name). The packing
+    knobs are None for hybrid_search, which stops before the graph and the pack."""
+
     query: str
     repo: str | None
-    token_budget: int
     path_prefix: str | None
     language: str | None
     kinds: list | None
     query_embedding: str | None
-    graph_depth: int
-    hop_decay: float
-    jaccard_threshold: float
     recency_lambda: float
     lexical_weight: float
     dense_weight: float
     ranking: str
     ref: str | None = None  # the repository's default ref when None
+    token_budget: int | None = None
+    graph_depth: int | None = None
+    hop_decay: float | None = None
+    jaccard_threshold: float | None = None
     fanout: int = 8
     k1: float = 1.2
     b: float = 0.75
-    # set by run.hybrid from the session (pipeline/features.py) and the question
-    features: Any = None
-    wants_docs: bool = False
-    long_question: bool = False
-
-    @property
-    def kind_prior(self) -> bool:
-        """Whether documentation, templates and configuration rank below code."""
-        return self.features is not None and self.features.on("kinds") and not self.wants_docs
 
 
 def fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID) -> NoReturn:
@@ -57,8 +53,9 @@ def fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID) -
     raise AssertionError("plpy.error returned")  # it raises: for the type checker
 
 
-def validate(plpy, p: Params) -> None:
-    """Bad arguments raise with an errcode and a message that says what to do."""
+def validate(plpy, p: Params, packs: bool) -> None:
+    """Bad arguments raise with an errcode and a message that says what to do; the packing
+    knobs are checked when the call packs."""
     if p.query is None or not str(p.query).strip():
         fail(
             plpy,
@@ -71,26 +68,31 @@ def validate(plpy, p: Params) -> None:
             f"query is {len(p.query):,} characters; at most {MAX_QUERY_CHARS:,}",
             hint="pass the question, or the part of a long report or log that matters",
         )
-    for name in (
-        "token_budget",
-        "graph_depth",
-        "hop_decay",
-        "jaccard_threshold",
-        "recency_lambda",
-        "lexical_weight",
-        "dense_weight",
-        "ranking",
-    ):
+    knobs = (PACK_KNOBS if packs else ()) + SEARCH_KNOBS
+    for name in knobs:
         if getattr(p, name) is None:
             fail(plpy, f"{name} must not be null", hint="omit it to use its default")
     for name in FLOAT_KNOBS:
         # NaN passes every comparison below and Infinity some; both fail later as JSON
-        if not math.isfinite(getattr(p, name)):
+        if name in knobs and not math.isfinite(getattr(p, name)):
             fail(plpy, f"{name} must be a finite number (got {getattr(p, name)})")
     if p.ref is not None and len(p.ref) > MAX_REF_CHARS:
         fail(plpy, f"ref is {len(p.ref):,} characters; at most {MAX_REF_CHARS}")
     if p.kinds is not None and len(p.kinds) > MAX_KINDS:
         fail(plpy, f"kinds has {len(p.kinds)} entries; at most {MAX_KINDS}")
+    if packs:
+        _validate_packing(plpy, p)
+    if p.recency_lambda < 0:
+        fail(plpy, "recency_lambda must be >= 0 (0 disables the recency decay)")
+    if p.lexical_weight < 0 or p.dense_weight < 0 or p.lexical_weight + p.dense_weight == 0:
+        fail(plpy, "lexical_weight and dense_weight must be >= 0 and not both 0")
+    if p.ranking not in ("bm25", "ts_rank_cd"):
+        fail(plpy, f"ranking must be 'bm25' or 'ts_rank_cd' (got '{p.ranking}')")
+
+
+def _validate_packing(plpy, p: Params) -> None:
+    assert p.token_budget is not None and p.graph_depth is not None  # checked for null
+    assert p.hop_decay is not None and p.jaccard_threshold is not None
     if not 1 <= p.token_budget <= MAX_BUDGET:
         fail(plpy, f"token_budget must be between 1 and {MAX_BUDGET:,} (got {p.token_budget})")
     if not 0 <= p.graph_depth <= 5:
@@ -99,9 +101,3 @@ def validate(plpy, p: Params) -> None:
         fail(plpy, f"hop_decay must be in (0, 1] (got {p.hop_decay})")
     if not 0 <= p.jaccard_threshold <= 1:
         fail(plpy, f"jaccard_threshold must be in [0, 1] (got {p.jaccard_threshold})")
-    if p.recency_lambda < 0:
-        fail(plpy, "recency_lambda must be >= 0 (0 disables the recency decay)")
-    if p.lexical_weight < 0 or p.dense_weight < 0 or p.lexical_weight + p.dense_weight == 0:
-        fail(plpy, "lexical_weight and dense_weight must be >= 0 and not both 0")
-    if p.ranking not in ("bm25", "ts_rank_cd"):
-        fail(plpy, f"ranking must be 'bm25' or 'ts_rank_cd' (got '{p.ranking}')")

@@ -6,9 +6,13 @@ configuration below code unless the question asks for documentation; for a bug r
 every file that is not code lower still, tests and changelogs too."""
 
 import math
+from typing import TYPE_CHECKING
 
 from .. import plans
 from ..file_kinds import file_kind
+
+if TYPE_CHECKING:
+    from .request import Request
 
 # Questions about behaviour are answered by implementation code: tests (which repeat the
 # names they test) and changelogs (which mention everything) are weighted down, not out;
@@ -92,20 +96,17 @@ def file_support(items: dict) -> dict:
     return support
 
 
-def apply_recency(
-    plpy,
-    items: dict,
-    tenant: int,
-    repo_ids: list,
-    lam: float,
-    kinds: bool = False,
-    evidence: bool = False,
-    bug_report: bool = False,
-) -> None:
+def apply_recency(plpy, req: "Request", items: dict) -> None:
+    """Each candidate's score: its fused score (plus, with the `evidence` feature, a long
+    question's file support), times its recency decay, times its path prior."""
+    lam, kinds, bug_report = req.params.recency_lambda, req.kind_prior, req.long_question
+    # a bug report asks which file to change; a short question often names one symbol,
+    # whose definition must not fall below the files that call it
+    evidence = req.on("evidence") and req.long_question
     newest = {
         r["repository_id"]: r["newest"]
         for r in plans.run(
-            plpy, plans.load("newest_change"), ["bigint[]", "bigint"], [repo_ids, tenant]
+            plpy, plans.load("newest_change"), ["bigint[]", "bigint"], [req.repo_ids, req.tenant]
         )
     }
     support = file_support(items) if evidence else {}

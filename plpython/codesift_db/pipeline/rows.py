@@ -4,7 +4,7 @@ hybrid_search's stage-1 hits, each with `why` (sql/idempotent/006-context.sql ca
 import json
 
 from .params import MAX_SEARCH_K, NULL_VALUE, Params, fail
-from .run import hybrid, order, run
+from .run import hybrid, order, prepare, run
 
 
 def why(item: dict) -> dict:
@@ -90,8 +90,9 @@ def search_rows(plpy, p: Params, k: int) -> list[dict]:
         fail(plpy, "k must not be null", hint="omit it for 20 rows", sqlstate=NULL_VALUE)
     if not 1 <= k <= MAX_SEARCH_K:
         fail(plpy, f"k must be between 1 and {MAX_SEARCH_K:,} (got {k})")
-    items, _, repos = hybrid(plpy, p)
-    by_id = {r["id"]: r for r in repos}
+    req = prepare(plpy, p, packs=False)
+    items = hybrid(plpy, req)
+    by_id = {r["id"]: r for r in req.repos}
     ordered = sorted(items.values(), key=order)
     ordered = [i for i in ordered if i["score"] > 0][:k]
     return [

@@ -5,9 +5,14 @@ sql/stand_in_symbols.sql), the rest are 'not_packed:too_big'. For a bug report t
 few also bring their header (the lines before the first definition: imports, constants),
 which a fix so often has to touch."""
 
+from typing import TYPE_CHECKING
+
 from .. import packing, plans
 from .hydrate import file_tokens, symbol_item
 from .query import two_terms_query
+
+if TYPE_CHECKING:
+    from .request import Request
 
 SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
 # oversized files split into stand-ins, best first: a 4,000-token pack holds a dozen or two
@@ -23,14 +28,14 @@ HEADER_TYPES = ["bigint[]", "text[]", "bigint"]
 STAND_IN_TYPES = ["bigint[]", "text[]", "text[]", "int", "bigint[]", "tsquery", "int", "bigint"]
 
 
-def split_big_files(
-    plpy, items: dict, tenant: int, budget: int, terms: list, with_headers: bool = False
-) -> list[dict]:
+def split_big_files(plpy, req: "Request", items: dict) -> None:
     """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
     SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, by
-    score, then other symbols by query-term overlap) taking the file's score, and, with
-    with_headers, the best HEADER_FILES their header too; the others are
-    'not_packed:too_big'."""
+    score, then other symbols by query-term overlap) taking the file's score, and, for a
+    bug report (with the `pack` feature), the best HEADER_FILES their header too; the
+    others are 'not_packed:too_big'."""
+    tenant, terms = req.tenant, req.terms
+    with_headers = req.long_question and req.on("pack")
     extra: list[dict] = []
     # hydrate left the text of files too big to pack whole out
     big = sorted(
@@ -41,8 +46,8 @@ def split_big_files(
         item["decision"] = TOO_BIG
     big = big[:SPLIT_FILES]
     if not big:
-        return extra
-    limit = file_tokens(budget)  # a stand-in must not eat the budget the file could not
+        return
+    limit = file_tokens(req.budget)  # a stand-in must not eat the budget the file could not
     # candidates that may stand in for a file (hydrate judged them): its symbols, same blob
     candidates: dict = {}
     for item in items.values():
@@ -95,7 +100,6 @@ def split_big_files(
         extra += headers(plpy, big[:HEADER_FILES], tenant, limit)
     for new in extra:
         items.setdefault(new["key"], new)
-    return extra
 
 
 def _fitting_lines(text: str, limit: int) -> list[str]:

@@ -1,0 +1,49 @@
+"""One call's state: the caller's Params and what the pipeline works out from them before
+the legs run (the tenant and repositories in scope, the stages switched on, the question's
+reading and terms). Every stage after fusion is `stage(plpy, req, items)`."""
+
+from dataclasses import dataclass
+
+from .features import Features
+from .hydrate import file_tokens
+from .params import Params
+from .question import Reading
+
+
+@dataclass(frozen=True)
+class Request:
+    params: Params
+    packs: bool  # pack_context and explain_context pack; hybrid_search stops after fusion
+    tenant: int
+    repos: tuple[dict, ...]
+    features: Features
+    reading: Reading
+    terms: list[str]  # the lexical legs' terms (and what chooses stand-ins)
+    weights: list[float] | None  # per term, for a long question; None: equal weights
+
+    def on(self, feature: str) -> bool:
+        return self.features.on(feature)
+
+    @property
+    def repo_ids(self) -> list[int]:
+        return [r["id"] for r in self.repos]
+
+    @property
+    def budget(self) -> int:
+        """The token budget of a call that packs."""
+        assert self.params.token_budget is not None  # validated when the call packs
+        return self.params.token_budget
+
+    @property
+    def max_file_tokens(self) -> int:
+        """Largest file whose text hydration reads: none when the call does not pack."""
+        return file_tokens(self.budget) if self.packs else 0
+
+    @property
+    def long_question(self) -> bool:
+        return self.reading.long
+
+    @property
+    def kind_prior(self) -> bool:
+        """Whether documentation, templates and configuration rank below code."""
+        return self.on("kinds") and not self.reading.wants_docs
