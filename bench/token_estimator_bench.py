@@ -6,7 +6,7 @@
 Takes 40-line chunks (at most 6,000 characters, the largest candidate the chunker emits) of
 the Python files in this interpreter's site-packages and of the .js files under
 /usr/lib/node_modules and /usr/share/nodejs, plus citation headers built from their paths,
-and compares `codesift_db.packing.estimate_tokens` (and the naive chars / 4 for scale) with
+and compares `codesift_db.tokens.estimate_tokens` (and the naive chars / 4 for scale) with
 every reference tokenizer it can load without a network:
 
 * tiktoken's cl100k_base / o200k_base, if the tiktoken package is installed and its
@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from codesift_db import diversity, packing
+from codesift_db import diversity, packing, tokens
 
 CHUNK_LINES = 40
 MAX_CHUNK_CHARS = 6000
@@ -223,7 +223,7 @@ def _timing(chunks: list[str], rng: random.Random) -> None:
         for i, text in enumerate(sample)
     ]
     kept = diversity.prune(items)
-    est_ms = best(lambda: [packing.estimate_tokens(t) for t in sample])
+    est_ms = best(lambda: [tokens.estimate_tokens(t) for t in sample])
     prune_ms = best(lambda: diversity.prune(items))
     pack_ms = best(lambda: packing.pack(kept, 4000))
     print(
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
         return
 
     estimators = {
-        "estimate_tokens": packing.estimate_tokens,
+        "estimate_tokens": tokens.estimate_tokens,
         "chars / 4": lambda t: math.ceil(len(t) / 4),
     }
     est_counts = {name: [fn(t) for t in texts] for name, fn in estimators.items()}

@@ -4,14 +4,14 @@ file is carried by its most relevant symbol that fits rather than dropped for th
 the files above it used. The best candidate overall still goes first (and may still be
 truncated, packing.py's rule for an oversized first item)."""
 
-from .. import packing
+from .. import packing, tokens
 
 COVER_FILES = 5
 
 
 def cost(item: dict) -> int:
-    """Tokens the item would take packed whole, header included (packing.py's estimate)."""
-    return packing.estimate_tokens(f"{packing.format_header(item)}\n{item.get('text') or ''}")
+    """Tokens the item would take packed whole, header included (tokens.py's estimate)."""
+    return tokens.estimate_tokens(f"{packing.format_header(item)}\n{item.get('text') or ''}")
 
 
 def front(items: list[dict], budget: int) -> list[dict]:

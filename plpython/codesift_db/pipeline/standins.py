@@ -7,7 +7,7 @@ which a fix so often has to touch."""
 
 from typing import TYPE_CHECKING
 
-from .. import packing, plans
+from .. import packing, plans, tokens
 from .hydrate import file_tokens, symbol_item
 from .query import two_terms_query
 
@@ -106,7 +106,7 @@ def _fitting_lines(text: str, limit: int) -> list[str]:
     """The leading whole lines of text that fit in limit tokens, trailing blank ones left out."""
     lines = text.split("\n")
     fit = packing.longest_prefix(
-        len(lines), lambda k: packing.estimate_tokens("\n".join(lines[:k])) <= limit
+        len(lines), lambda k: tokens.estimate_tokens("\n".join(lines[:k])) <= limit
     )
     lines = lines[:fit]
     while lines and not lines[-1].strip():
