@@ -16,10 +16,10 @@ import difflib
 import re
 
 from . import plans
+from .errcodes import INVALID_PARAMETER_VALUE
 from .file_kinds import TEST_PATH
 from .pipeline.scope import resolve_scope
 
-INVALID = "22023"  # invalid_parameter_value
 MAX_NAME_CHARS = 512
 MAX_PATH_CHARS = 4096
 MAX_KIND_CHARS = 64
@@ -34,7 +34,7 @@ _LAST_SEGMENT = re.compile(r"(?:\.|::|#|\s>\s)")
 
 
 def _fail(plpy, message: str, hint: str) -> None:
-    plpy.error(message, hint=hint, sqlstate=INVALID)
+    plpy.error(message, hint=hint, sqlstate=INVALID_PARAMETER_VALUE)
 
 
 def _check_text(plpy, label: str, value, limit: int, required: bool = False) -> None:

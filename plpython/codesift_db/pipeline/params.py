@@ -5,6 +5,8 @@ import math
 from dataclasses import dataclass
 from typing import NoReturn
 
+from ..errcodes import INVALID_PARAMETER_VALUE
+
 MAX_BUDGET = 200_000
 # Bounds on what a caller may ask (each also checked by the SQL function that does the work):
 # a question is text a person or an agent wrote, a 300-word bug report is ~2,000 characters
@@ -12,8 +14,6 @@ MAX_QUERY_CHARS = 200_000
 MAX_REF_CHARS = 512  # repositories.ref
 MAX_KINDS = 64  # symbol kinds in a filter (codesift._leg_bounds)
 MAX_SEARCH_K = 1000  # hybrid_search's k (codesift._leg_bounds' k at most)
-INVALID = "22023"  # invalid_parameter_value
-NULL_VALUE = "22004"  # null_value_not_allowed
 SEARCH_KNOBS = ("recency_lambda", "lexical_weight", "dense_weight", "ranking")
 PACK_KNOBS = ("token_budget", "graph_depth", "hop_decay", "jaccard_threshold")
 FLOAT_KNOBS = ("hop_decay", "jaccard_threshold", "recency_lambda", "lexical_weight", "dense_weight")
@@ -44,7 +44,9 @@ class Params:
     b: float = 0.75
 
 
-def fail(plpy, message: str, hint: str | None = None, sqlstate: str = INVALID) -> NoReturn:
+def fail(
+    plpy, message: str, hint: str | None = None, sqlstate: str = INVALID_PARAMETER_VALUE
+) -> NoReturn:
     """Raise (plpy.error) with an errcode and, when there is one, a hint."""
     # plpy.error prints hint=None as a literal 'HINT:  None': pass it only when there is one
     if hint is None:

@@ -3,6 +3,7 @@ large file's stand-in symbols, and the query vector (the caller's, checked, or e
 here with the database's active model)."""
 
 from .. import embedders, identifiers, plans
+from ..errcodes import DATA_EXCEPTION
 from .params import Params, fail
 
 # the model reads the first 256 word pieces (minilm.MAX_TOKENS): a few hundred characters
@@ -63,7 +64,7 @@ def query_vector(plpy, p: Params, text: str | None = None) -> tuple[str | None, 
                 plpy,
                 f"query_embedding has {given} dimensions; this database expects {dim}",
                 hint=f"embed the query with {model} ({dim} dimensions)",
-                sqlstate="22000",
+                sqlstate=DATA_EXCEPTION,
             )
         return p.query_embedding, model
     return embed_query(plpy, text or p.query, db_settings), model

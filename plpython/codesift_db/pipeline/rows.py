@@ -3,7 +3,8 @@ hybrid_search's stage-1 hits, each with `why` (sql/idempotent/006-context.sql ca
 
 import json
 
-from .params import MAX_SEARCH_K, NULL_VALUE, Params, fail
+from ..errcodes import NULL_VALUE_NOT_ALLOWED
+from .params import MAX_SEARCH_K, Params, fail
 from .run import hybrid, order, prepare, run
 
 
@@ -87,7 +88,9 @@ def explain_rows(plpy, p: Params) -> list[dict]:
 def search_rows(plpy, p: Params, k: int) -> list[dict]:
     """Stage 1 alone (hybrid_search): fused, recency-decayed candidates, best first."""
     if k is None:
-        fail(plpy, "k must not be null", hint="omit it for 20 rows", sqlstate=NULL_VALUE)
+        fail(
+            plpy, "k must not be null", hint="omit it for 20 rows", sqlstate=NULL_VALUE_NOT_ALLOWED
+        )
     if not 1 <= k <= MAX_SEARCH_K:
         fail(plpy, f"k must be between 1 and {MAX_SEARCH_K:,} (got {k})")
     req = prepare(plpy, p, packs=False)

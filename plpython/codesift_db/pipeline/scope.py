@@ -2,6 +2,7 @@
 notice for each repository that is not indexed yet or whose head has moved on."""
 
 from .. import plans
+from ..errcodes import INSUFFICIENT_PRIVILEGE, UNDEFINED_OBJECT
 from .params import fail
 
 REPO_TYPES = ["bigint", "text", "text"]
@@ -68,14 +69,14 @@ def resolve_scope(plpy, repo: str | None, ref: str | None = None) -> tuple[int, 
                 "no tenant is set for this session",
                 hint="set app.current_tenant_id to your tenant's id first "
                 "(select set_config('app.current_tenant_id', '42', false))",
-                sqlstate="42501",
+                sqlstate=INSUFFICIENT_PRIVILEGE,
             )
         if len(tenants) > 1:
             fail(
                 plpy,
                 f"repository '{repo}' exists in several tenants",
                 hint="set app.current_tenant_id to choose one",
-                sqlstate="42501",
+                sqlstate=INSUFFICIENT_PRIVILEGE,
             )
         tenant = tenants.pop()
     if not repos and ref is not None and _repositories(plpy, tenant, repo, None):
@@ -86,7 +87,7 @@ def resolve_scope(plpy, repo: str | None, ref: str | None = None) -> tuple[int, 
             plpy,
             f"{where} has no indexed ref '{ref}'",
             hint="indexed refs: " + ", ".join(refs[:20]) + " (codesift index PATH --ref REF)",
-            sqlstate="42704",
+            sqlstate=UNDEFINED_OBJECT,
         )
     if not repos:
         names = [r["name"] for r in _repositories(plpy, tenant, None, None)]
@@ -95,7 +96,7 @@ def resolve_scope(plpy, repo: str | None, ref: str | None = None) -> tuple[int, 
             if names
             else ("no repository is indexed yet for this tenant: run codesift index PATH")
         )
-        fail(plpy, f"unknown repository '{repo}'", hint=hint, sqlstate="42704")
+        fail(plpy, f"unknown repository '{repo}'", hint=hint, sqlstate=UNDEFINED_OBJECT)
     for r in repos:
         if r["indexed_commit"] is None:
             plpy.notice(f"{_label(r)} has no indexed commit yet")
