@@ -838,11 +838,14 @@ def hook_run(
     foreground: Annotated[
         bool, typer.Option("--foreground", help="Stay attached; print instead of logging.")
     ] = False,
+    root: Annotated[
+        str | None, typer.Option(help="The work tree (default: the current folder).")
+    ] = None,
 ) -> None:
     """What the hooks run: one incremental index (serialised by a lock in the git directory)."""
     from .hooks import run
 
-    raise typer.Exit(run(hook, args or [], detach=not foreground))
+    raise typer.Exit(run(hook, args or [], detach=not foreground, root=root))
 
 
 def _one_line_summaries(*apps: typer.Typer) -> None:

@@ -7,6 +7,11 @@ A user's hook is not overwritten: it is renamed to NAME.codesift-chained and our
 runs it first, with the same arguments. Uninstall removes only our hooks and puts
 the user's back.
 
+The hooks never run code from the repository: git starts them in the work tree, which
+may hold a committed json.py or codesift/ package, so they start the loader's interpreter
+isolated (`python -I`: no current folder on sys.path, no PYTHON* variables) from `/`,
+with the work tree passed as --root; `hook run` upgrades a hook written before that.
+
 The hook scripts hold no user data (only the loader's interpreter, quoted): the tenant,
 the repository name and the DSN are in a JSON file in the git directory, read by
 `hook run`. `hook run` takes a lock in the git directory; a run that finds it taken
@@ -21,7 +26,9 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import shlex
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -56,10 +63,13 @@ if [ -x "$0{chained}" ]; then
 fi
 python={python}
 if [ -x "$python" ]; then
-    ("$python" -m codesift hook run {hook} "$@" </dev/null >/dev/null 2>&1 &)
+    # isolated, from /: nothing in the repository (a committed json.py) is ever imported
+    (root=$PWD; cd / && "$python" {isolated} hook run --root "$root" {hook} "$@" \
+        </dev/null >/dev/null 2>&1 &)
 fi
 exit $status
 """
+ISOLATED = "-I -m codesift"  # what a hook written before the hooks ran isolated lacks
 
 
 class HookError(CodesiftError):
@@ -116,11 +126,59 @@ def _is_ours(hook: Path) -> bool:
 
 
 def _write_atomic(path: Path, text: str, mode: int) -> None:
-    tmp = path.with_name(f".{path.name}.codesift-tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    """Replace path through a new file of a random name in the same folder (O_EXCL,
+    O_NOFOLLOW: a hooks folder committed in the repository may hold a symlink under any
+    fixed name), renamed relative to the folder's descriptor."""
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        tmp = f".{path.name}.{secrets.token_hex(8)}.codesift-tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        handle = os.open(tmp, flags, 0o600, dir_fd=folder)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                f.write(text)
+                os.fchmod(f.fileno(), mode)
+            os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
+
+
+def _script(hook: str) -> str:
+    return SCRIPT.format(
+        marker=MARKER,
+        chained=CHAINED,
+        python=shlex.quote(sys.executable),
+        isolated=ISOLATED,
+        hook=hook,
+    )
+
+
+def _check_isolated() -> None:
+    """The hooks run this interpreter with -I, which ignores PYTHONPATH and the user's
+    site-packages: refuse to install hooks that could not import codesift that way."""
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-I", "-c", "import codesift.cli"],
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
+        failed = probe.returncode != 0
+        why = probe.stderr.decode(errors="replace").strip().splitlines()[-1:]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        failed, why = True, [str(exc)]
+    if failed:
+        raise HookError(
+            f"the hooks run `{sys.executable} -I -m codesift` (isolated, so that nothing in "
+            f"the repository is imported), and it cannot import codesift that way "
+            f"({' '.join(why) or 'no message'}): install codesift in a virtual environment "
+            "rather than through PYTHONPATH or `pip install --user`"
+        )
 
 
 def install(
@@ -134,6 +192,7 @@ def install(
     """Install (or refresh) the three hooks; returns what was done, one line each."""
     root = git.repo_root(path)
     folder = hooks_dir(root)
+    _check_isolated()
     folder.mkdir(parents=True, exist_ok=True)
     current = db.current_dsn()
     dsn: str | None = current
@@ -155,10 +214,7 @@ def install(
                 )
             os.rename(target, chained)
             notes.append(f"{hook}: your hook is kept and runs first ({chained.name})")
-        script = SCRIPT.format(
-            marker=MARKER, chained=CHAINED, python=shlex.quote(sys.executable), hook=hook
-        )
-        _write_atomic(target, script, 0o755)
+        _write_atomic(target, _script(hook), 0o755)
         notes.append(f"installed {target}")
     config = HookConfig(tenant, name, str(root), worktree, embed, dsn)
     _write_atomic(_git_path(root, CONFIG), json.dumps(config.__dict__, indent=2) + "\n", 0o600)
@@ -218,9 +274,27 @@ def _open_log(root: Path) -> None:
 _HOOK_ENVIRONMENT = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_EDITOR")
 
 
-def run(hook: str, args: list[str], detach: bool = True) -> int:
-    """`codesift hook run`: the hooks' background index. Returns an exit status; every
-    problem goes to the log, none to git."""
+def _upgrade_hooks(root: Path) -> None:
+    """Rewrite our hooks written before they ran isolated (they ran `python -m codesift`
+    from the work tree, importing whatever the checkout holds), with this interpreter."""
+    try:
+        folder = hooks_dir(root)
+    except CodesiftError:
+        return  # a shared hooks folder: never ours (install refuses it)
+    try:
+        for hook in HOOKS:
+            target = folder / hook
+            if _is_ours(target) and ISOLATED not in target.read_text(encoding="utf-8"):
+                _write_atomic(target, _script(hook), 0o755)
+                print(f"upgraded {target}: it now runs codesift isolated", flush=True)
+    except (OSError, UnicodeDecodeError, CodesiftError) as exc:
+        print(f"could not upgrade the hooks ({exc}): run `codesift hook install`", flush=True)
+
+
+def run(hook: str, args: list[str], detach: bool = True, root: str | None = None) -> int:
+    """`codesift hook run`: the hooks' background index of the work tree `root` (default:
+    the current folder, where hooks written before --root ran it). Returns an exit
+    status; every problem goes to the log, none to git."""
     if hook not in HOOKS:
         raise HookError(f"unknown hook '{hook}': one of {', '.join(HOOKS)}")
     if hook == "post-checkout" and args[2:3] == ["0"]:
@@ -228,12 +302,18 @@ def run(hook: str, args: list[str], detach: bool = True) -> int:
     if detach:
         with contextlib.suppress(OSError):
             os.setsid()  # no terminal's Ctrl-C reaches it
-    cwd = Path.cwd()
+    start = Path(root) if root is not None else Path.cwd()
     for name in _HOOK_ENVIRONMENT:
         os.environ.pop(name, None)
-    root = git.repo_root(cwd)
+    work_tree = git.repo_root(start)
+    os.chdir("/")  # nothing below (a library loading a relative path) looks in the checkout
     if detach:
-        _open_log(root)
+        _open_log(work_tree)
+    _upgrade_hooks(work_tree)
+    return _run_locked(work_tree, hook)
+
+
+def _run_locked(root: Path, hook: str) -> int:
     pending = _git_path(root, PENDING)
     pending.touch()
     lock_file = os.open(_git_path(root, LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

@@ -155,3 +155,47 @@ def test_a_second_run_leaves_a_note_instead_of_piling_up(db, dsn, make_repo):
     assert result.returncode == 0, result.stdout + result.stderr
     assert _indexed(db) == _head(root)
     assert not (root / ".git" / "codesift-hook.pending").exists()
+
+
+# What `codesift hook install` wrote before the hooks ran isolated: `python -m codesift`
+# from the work tree, where a committed json.py is imported first.
+OLD_SCRIPT = """#!/bin/sh
+# codesift hook: written by `codesift hook install`
+status=0
+if [ -x "$0.codesift-chained" ]; then
+    "$0.codesift-chained" "$@" || status=$?
+fi
+python={python}
+if [ -x "$python" ]; then
+    ("$python" -m codesift hook run {hook} "$@" </dev/null >/dev/null 2>&1 &)
+fi
+exit $status
+"""
+
+
+def test_hooks_written_before_isolation_are_upgraded(db, dsn, make_repo, tmp_path):
+    root = make_repo({"a.py": "x = 1\n"})
+    marker = tmp_path / "pwned"
+    assert _git(root, dsn, "checkout", "-q", "-b", "evil").returncode == 0
+    _commit(root, dsn, {"json.py": f"open({str(marker)!r}, 'a').write('json')\n"}, "evil")
+    evil = _head(root)
+    assert _git(root, dsn, "checkout", "-q", "main").returncode == 0
+    assert _cli(dsn, "hook", "install", str(root), "--no-embed").returncode == 0
+    hooks = root / ".git" / "hooks"
+    python = str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "python")
+    for hook in ("post-commit", "post-checkout", "post-merge"):
+        (hooks / hook).write_text(OLD_SCRIPT.format(python=python, hook=hook))
+    log = root / ".git" / "codesift-hook.log"
+
+    _commit(root, dsn, {"b.py": "y = 2\n"}, "b")  # an old hook, in a harmless checkout
+    head = _head(root)
+    poll("the commit indexed", lambda: _indexed(db) == head, log=log)
+    for hook in ("post-commit", "post-checkout", "post-merge"):
+        script = (hooks / hook).read_text()
+        assert "-I -m codesift hook run --root" in script, script
+        assert os.access(hooks / hook, os.X_OK)
+    assert "upgraded" in log.read_text()
+
+    assert _git(root, dsn, "checkout", "-q", "evil").returncode == 0
+    poll("the checkout indexed", lambda: marker.exists() or _indexed(db) == evil, log=log)
+    assert not marker.exists(), "an upgraded hook imported the checkout's json.py"

@@ -1,6 +1,8 @@
 """Attacks through `codesift watch` and `codesift hook`: paths that are not repositories,
 a hooks folder outside the repository, hostile file and repository names, FIFOs and
-huge files in the watched tree, and a second tenant with the same repository name.
+huge files in the watched tree, a second tenant with the same repository name, Python
+modules committed in the checkout (which the hooks' interpreter must never import), and
+a symlink committed where `hook install` writes its temporary file.
 
 Absence is shown by ordering: a marker file written after the hostile ones is waited
 for; watch handles batches in order, so by then the hostile events were handled.
@@ -142,3 +144,72 @@ def test_watch_touches_only_its_own_tenant(db, dsn, make_repo, tmp_path):
             log=w.log,
         )
     assert live_paths(db, "shared", "globex") == before
+
+
+# Each writes the module's name to a marker outside the repository when it is imported.
+SHADOWING = {
+    "json": ("json.py",),  # the standard library module the CLI imports
+    "typer": ("typer.py",),  # a dependency
+    "codesift": ("codesift/__init__.py", "codesift/__main__.py"),  # the `-m` package itself
+}
+
+
+def _indexed_commit(db, name: str = "repo") -> str | None:
+    row = db.execute(
+        "select indexed_commit from codesift.repositories where name = %s", (name,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+@pytest.mark.parametrize("module", list(SHADOWING))
+def test_hooks_never_run_python_modules_from_the_checkout(db, dsn, make_repo, tmp_path, module):
+    marker = tmp_path / "pwned"
+    payload = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    root = make_repo({"a.py": "x = 1\n"})
+    # a branch that carries the hostile modules, as a cloned repository would
+    git(root, "checkout", "-q", "-b", "evil")
+    write_files(root, dict.fromkeys(SHADOWING[module], payload))
+    evil = commit(root, "evil")
+    git(root, "checkout", "-q", "main")
+    result = _cli(dsn, "hook", "install", str(root), "--no-embed")
+    assert result.returncode == 0, result.stderr
+    log = root / ".git" / "codesift-hook.log"
+
+    git(root, "checkout", "-q", "evil")  # post-checkout, from a folder holding the modules
+    poll(
+        "the checkout indexed (or the marker)",
+        lambda: marker.exists() or _indexed_commit(db) == evil,
+        log=log,
+    )
+    assert not marker.exists(), f"the hook imported the checkout's {marker.read_text()!r}"
+
+    write_files(root, {"b.py": "y = 2\n"})
+    head = commit(root, "b")  # post-commit
+    poll(
+        "the commit indexed (or the marker)",
+        lambda: marker.exists() or _indexed_commit(db) == head,
+        log=log,
+    )
+    assert not marker.exists(), f"the hook imported the checkout's {marker.read_text()!r}"
+    assert "indexed repo @" in log.read_text()
+
+
+def test_hook_install_never_writes_through_a_committed_symlink(dsn, make_repo, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    root = make_repo({"a.py": "x = 1\n"})
+    # husky-style: the hooks folder is committed in the repository, and with it a symlink
+    # where `hook install` used to write its temporary file
+    hooks = root / ".githooks"
+    hooks.mkdir()
+    for hook in ("post-commit", "post-checkout", "post-merge"):
+        (hooks / f".{hook}.codesift-tmp").symlink_to(victim)
+    commit(root, "hooks folder")
+    git(root, "config", "core.hooksPath", ".githooks")
+    result = _cli(dsn, "hook", "install", str(root), "--no-embed")
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "precious\n"
+    for hook in ("post-commit", "post-checkout", "post-merge"):
+        assert not (hooks / hook).is_symlink()
+        assert "codesift hook" in (hooks / hook).read_text()
+        assert (hooks / f".{hook}.codesift-tmp").is_symlink()  # left as it was
