@@ -5,6 +5,12 @@ written, every other server and setting is kept byte for byte where the format a
 (JSON is re-serialised with the same data; TOML is edited as text, only our table).
 A file that does not parse is left alone with an error. Running it twice changes nothing.
 
+Nothing is read or written through a symlink below the project (a checkout may commit
+one as `.mcp.json`, `AGENTS.md`, `.cursor/` or a temporary file's name, pointing outside):
+each component is opened with O_NOFOLLOW from the folder above it, a link is refused with
+an error naming it, and a file is replaced through a temporary file of a random name
+created with O_EXCL in the same folder, renamed relative to that folder's descriptor.
+
     claude-code  .mcp.json                      {"mcpServers": {...}}   (project scope)
     cursor       .cursor/mcp.json               {"mcpServers": {...}}
     vscode       .vscode/mcp.json               {"servers": {...}}
@@ -14,9 +20,13 @@ A file that does not parse is left alone with an error. Running it twice changes
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
+import secrets
+import stat
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -47,11 +57,29 @@ This project is indexed by codesift; its MCP tools answer from the index:
 """
 
 
+@dataclass(frozen=True)
+class Target:
+    """A configuration file: `parts` below `base`. The base (the project folder, or
+    CODEX_HOME) is the user's choice and opened as given; no component of `parts` is ever
+    followed if it is a symlink."""
+
+    base: Path
+    parts: tuple[str, ...]
+
+    @property
+    def path(self) -> Path:
+        return self.base.joinpath(*self.parts)
+
+
 @dataclass
 class Change:
-    path: Path
+    target: Target
     before: str | None  # None: the file did not exist
     after: str
+
+    @property
+    def path(self) -> Path:
+        return self.target.path
 
     @property
     def changed(self) -> bool:
@@ -73,26 +101,123 @@ def server_entry(dsn: str, tenant: str, project: Path, allow_password: bool) -> 
     }
 
 
-def config_path(client: str, project: Path) -> Path:
+def config_path(client: str, project: Path) -> Target:
     if client == "claude-code":
-        return project / ".mcp.json"
+        return Target(project, (".mcp.json",))
     if client == "cursor":
-        return project / ".cursor" / "mcp.json"
+        return Target(project, (".cursor", "mcp.json"))
     if client == "vscode":
-        return project / ".vscode" / "mcp.json"
+        return Target(project, (".vscode", "mcp.json"))
     if client == "codex":
         home = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
-        return Path(home) / "config.toml"
+        return Target(Path(home), ("config.toml",))
     if client == "continue":
-        return project / ".continue" / "mcpServers" / f"{SERVER}.yaml"
+        return Target(project, (".continue", "mcpServers", f"{SERVER}.yaml"))
     raise CodesiftError(f"unknown client '{client}': one of {', '.join(CLIENTS)}")
 
 
-def _read(path: Path) -> str | None:
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _refused(path: Path, dir_fd: int, name: str, want: str) -> CodesiftError:
+    """The error for `name` in dir_fd (shown as `path`), which is not the `want` (a
+    "regular file", a "folder") it should be."""
     try:
-        return path.read_text(encoding="utf-8")
+        link = stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        link = False
+    if link:
+        return CodesiftError(
+            f"{path} is a symbolic link: codesift setup does not read or write through "
+            f"links (one committed in a checkout can point outside the project); replace "
+            f"it with a {want}, or edit the configuration by hand"
+        )
+    return CodesiftError(f"{path} is not a {want}; move it away first")
+
+
+def _open_child(fd: int, name: str, path: Path) -> int:
+    """The folder `name` in the folder `fd`, never through a symlink."""
+    try:
+        return os.open(name, _DIR | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _refused(path, fd, name, "folder") from None
+        raise
+
+
+def _open_folder(target: Target, create: bool) -> int | None:
+    """A descriptor of the target file's folder, each component below the base opened
+    with O_NOFOLLOW from the one above (and made when missing, if `create`); None when
+    a folder is missing and not `create`."""
+    try:
+        fd = os.open(target.base, _DIR)
     except FileNotFoundError:
-        return None
+        if not create:
+            return None
+        os.makedirs(target.base, exist_ok=True)
+        fd = os.open(target.base, _DIR)
+    except NotADirectoryError:
+        raise CodesiftError(f"{target.base} is not a folder") from None
+    path = target.base
+    try:
+        for part in target.parts[:-1]:
+            path = path / part
+            try:
+                child = _open_child(fd, part, path)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return None
+                with contextlib.suppress(FileExistsError):  # made since: checked below
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                child = _open_child(fd, part, path)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read(target: Target) -> str | None:
+    """The file's text; None when it (or a folder above it) does not exist. Refuses a
+    symlink, a FIFO, a device or a folder in its place."""
+    path = target.path
+    try:
+        fd = _open_folder(target, create=False)
+        if fd is None:
+            return None
+        name = target.parts[-1]
+        try:
+            handle = os.open(
+                name,
+                os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                dir_fd=fd,
+            )
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _refused(path, fd, name, "regular file") from None
+            raise
+        finally:
+            os.close(fd)
+        try:
+            regular = stat.S_ISREG(os.fstat(handle).st_mode)
+        except BaseException:
+            os.close(handle)
+            raise
+        if not regular:  # a folder, a FIFO (opened without blocking), a device
+            os.close(handle)
+            raise CodesiftError(f"{path} is not a regular file; move it away first")
+        with os.fdopen(handle, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise CodesiftError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CodesiftError(f"{path} is not UTF-8 text; fix it first") from None
 
 
 def _merge_json(before: str | None, key: str, entry: dict, path: Path) -> str:
@@ -179,8 +304,9 @@ def _continue_yaml(entry: dict) -> str:
 
 
 def plan(client: str, project: Path, entry: dict) -> Change:
-    path = config_path(client, project)
-    before = _read(path)
+    target = config_path(client, project)
+    path = target.path
+    before = _read(target)
     if client in ("claude-code", "cursor"):
         after = _merge_json(before, "mcpServers", entry, path)
     elif client == "vscode":
@@ -189,12 +315,12 @@ def plan(client: str, project: Path, entry: dict) -> Change:
         after = _merge_codex(before, entry, path)
     else:
         after = _continue_yaml(entry)
-    return Change(path, before, after)
+    return Change(target, before, after)
 
 
 def plan_agents_md(project: Path) -> Change:
-    path = project / "AGENTS.md"
-    before = _read(path)
+    target = Target(project, ("AGENTS.md",))
+    before = _read(target)
     text = before or ""
     if AGENTS_BEGIN in text and AGENTS_END in text:
         start = text.index(AGENTS_BEGIN)
@@ -206,15 +332,46 @@ def plan_agents_md(project: Path) -> Change:
         else:
             sep = "\n" if text.endswith("\n") else "\n\n"
         after = text + sep + AGENTS_BLOCK
-    return Change(path, before, after)
+    return Change(target, before, after)
 
 
 def write(change: Change) -> None:
+    """Replace the file atomically: a new file of a random name (O_EXCL, O_NOFOLLOW) in the
+    same folder, renamed over it relative to the folder's descriptor; an existing file's
+    permissions are kept. Never through a symlink."""
     if not change.changed:
         return
-    change.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = change.path.with_name(change.path.name + ".codesift-tmp")
-    tmp.write_text(change.after, encoding="utf-8")
-    if change.path.exists():
-        os.chmod(tmp, change.path.stat().st_mode & 0o7777)
-    os.replace(tmp, change.path)
+    path = change.path
+    try:
+        fd = _open_folder(change.target, create=True)
+        if fd is None:  # only without create
+            raise FileNotFoundError(errno.ENOENT, "a folder is missing")
+        try:
+            _replace(fd, change.target.parts[-1], change.after.encode("utf-8"), path)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise CodesiftError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _replace(fd: int, name: str, data: bytes, path: Path) -> None:
+    try:
+        st: os.stat_result | None = os.lstat(name, dir_fd=fd)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise _refused(path, fd, name, "regular file")
+    tmp = f".{name}.{secrets.token_hex(8)}.codesift-tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    handle = os.open(tmp, flags, 0o600 if st is not None else 0o666, dir_fd=fd)
+    try:
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+            if st is not None:
+                os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
+        # a link put in `name`'s place since the lstat is replaced, never followed
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=fd)
+        raise

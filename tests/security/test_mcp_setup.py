@@ -1,5 +1,8 @@
 """`codesift setup CLIENT` never overwrites a user's other servers or settings, is
-idempotent, refuses files it cannot parse, and keeps passwords out of config files."""
+idempotent, refuses files it cannot parse, keeps passwords out of config files, and never
+reads or writes through a symlink committed in the checkout (a config file, AGENTS.md, a
+client's folder, a temporary file's name): nothing outside the project changes and
+nothing from outside is copied in."""
 
 import json
 import os
@@ -20,6 +23,7 @@ def setup(project: Path, *args: str, dsn: str = DSN, check: bool = True):
         "CODESIFT_DSN": dsn,
         "CODEX_HOME": str(project / "codex-home"),
         "HOME": str(project),
+        "COLUMNS": "1000",  # an error message naming a long path stays on one line
     }
     return subprocess.run(
         [CODESIFT, "setup", *args, "--project", str(project), "--tenant", "acme"],
@@ -27,6 +31,7 @@ def setup(project: Path, *args: str, dsn: str = DSN, check: bool = True):
         capture_output=True,
         text=True,
         check=check,
+        timeout=60,
     )
 
 
@@ -139,3 +144,94 @@ def test_password_in_dsn_is_not_written_without_consent(tmp_path):
 def test_unknown_client(tmp_path):
     result = setup(tmp_path, "emacs", check=False)
     assert result.returncode != 0 and "unknown client" in result.stderr
+
+
+SECRET = "TOP SECRET: an outside file's contents\n"
+
+
+def _tree(folder: Path) -> dict[str, tuple]:
+    """Every entry under folder, links not followed: (kind, contents or link target)."""
+    out: dict[str, tuple] = {}
+    for path in sorted(folder.rglob("*")):
+        rel = str(path.relative_to(folder))
+        if path.is_symlink():
+            out[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
+            out[rel] = ("dir", None)
+        else:
+            out[rel] = ("file", path.read_bytes())
+    return out
+
+
+def _outside_and_project(tmp_path: Path) -> tuple[Path, Path]:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim").write_text(SECRET)
+    servers = {"mcpServers": {"private": {"command": "x", "env": {"TOKEN": SECRET}}}}
+    (outside / "victim.json").write_text(json.dumps(servers))
+    project = tmp_path / "project"
+    project.mkdir()
+    return outside, project
+
+
+@pytest.mark.parametrize(
+    "client, args, link",
+    [
+        ("claude-code", ["--agents-md"], "AGENTS.md.codesift-tmp"),
+        ("claude-code", [], ".mcp.json.codesift-tmp"),
+        ("cursor", [], ".cursor/mcp.json.codesift-tmp"),
+        ("continue", [], ".continue/mcpServers/codesift.yaml.codesift-tmp"),
+    ],
+)
+def test_a_symlinked_temporary_file_is_never_written_through(tmp_path, client, args, link):
+    outside, project = _outside_and_project(tmp_path)
+    (project / link).parent.mkdir(parents=True, exist_ok=True)
+    (project / link).symlink_to(outside / "victim")
+    before = _tree(outside)
+    result = setup(project, client, *args, check=False)
+    assert result.returncode == 0, result.stderr
+    assert _tree(outside) == before, "a file outside the project was written"
+    assert (project / link).is_symlink(), "the link was moved into the config's place"
+    target = project / link.removesuffix(".codesift-tmp")
+    assert not target.is_symlink() and "codesift" in target.read_text()
+    assert SECRET not in target.read_text()
+
+
+@pytest.mark.parametrize(
+    "client, args, link, to",
+    [
+        ("claude-code", ["--agents-md"], "AGENTS.md", "victim"),  # copied it into the project
+        ("claude-code", [], ".mcp.json", "victim.json"),  # copied its servers in
+        ("claude-code", [], ".mcp.json", "missing"),  # a dangling link: created outside
+        ("cursor", [], ".cursor/mcp.json", "victim.json"),
+        ("cursor", [], ".cursor", "."),  # wrote outside/mcp.json
+        ("vscode", [], ".vscode", "."),
+        ("continue", [], ".continue", "."),
+        ("continue", [], ".continue/mcpServers", "."),
+    ],
+)
+def test_a_symlink_in_the_project_is_refused(tmp_path, client, args, link, to):
+    outside, project = _outside_and_project(tmp_path)
+    (project / link).parent.mkdir(parents=True, exist_ok=True)
+    (project / link).symlink_to(outside / to)
+    outside_before, project_before = _tree(outside), _tree(project)
+    result = setup(project, client, *args, check=False)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"{project / link} is a symbolic link" in result.stderr, result.stderr
+    assert _tree(outside) == outside_before, "something outside the project changed"
+    assert _tree(project) == project_before, "the project changed"
+
+
+def test_a_fifo_or_folder_in_a_config_files_place_is_refused(tmp_path):
+    _, project = _outside_and_project(tmp_path)
+    os.mkfifo(project / ".mcp.json")  # reading it would block forever
+    result = setup(project, "claude-code", check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "is not a regular file" in result.stderr, result.stderr
+    (project / ".mcp.json").unlink()
+    (project / "AGENTS.md").mkdir()
+    result = setup(project, "claude-code", "--agents-md", check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "is not a regular file" in result.stderr, result.stderr
+    assert not (project / ".mcp.json").exists()
