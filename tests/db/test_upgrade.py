@@ -1,6 +1,7 @@
-"""An upgrade equals a fresh install: a database migrated with the first release's
-migrations (commit 3eb25f4's sql/) and then with today's has the same SQL surface
-(scripts/surface.py) as one migrated with today's alone."""
+"""An upgrade equals a fresh install: a database migrated with an earlier version's
+migrations (the first commit's sql/, and release 0.1.0's, tag v0.1.0) and then with this
+checkout's has the same SQL surface (scripts/surface.py) as one migrated with this
+checkout's alone."""
 
 import shutil
 import subprocess
@@ -12,7 +13,8 @@ from codesift.migrate import migrate
 from tests.db.test_surface import load_surface, surface_diff
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_RELEASE = "3eb25f4"
+FIRST_RELEASE = "3eb25f4"  # the first commit: two incremental migrations
+RELEASE_0_1_0 = "9122df86692b7d148b0525f710bbf882d9548201"  # tag v0.1.0
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
@@ -43,24 +45,42 @@ def sql_at(commit: str, target: Path) -> Path:
     return target / "sql"
 
 
+def _assert_upgrade_equals_fresh_install(old_sql: Path, since: str, blank, db) -> None:
+    first = migrate(blank, sql_dir=old_sql)
+    assert "incremental/001-schema.sql" in first.applied
+    upgrade = migrate(blank)
+    assert "incremental/001-schema.sql" not in upgrade.applied
+    assert upgrade.applied, "the upgrade applied nothing"
+
+    surface = load_surface()
+    fresh = surface.dump(db)
+    upgraded = surface.dump(blank)
+    if upgraded != fresh:
+        pytest.fail(
+            f"a database upgraded from {since} differs from a fresh install:\n"
+            + surface_diff(fresh, upgraded, "fresh install", f"upgraded from {since}"),
+            pytrace=False,
+        )
+
+
 def test_upgrade_from_the_first_release_equals_a_fresh_install(blank_postgresql, db, tmp_path):
     old_sql = first_release_sql(tmp_path)
     assert sorted(p.name for p in (old_sql / "incremental").glob("*.sql")) == [
         "001-schema.sql",
         "002-embeddings.sql",
     ]
-    first = migrate(blank_postgresql, sql_dir=old_sql)
-    assert "incremental/001-schema.sql" in first.applied
-    upgrade = migrate(blank_postgresql)
-    assert "incremental/001-schema.sql" not in upgrade.applied
-    assert upgrade.applied, "the upgrade applied nothing"
+    _assert_upgrade_equals_fresh_install(old_sql, FIRST_RELEASE, blank_postgresql, db)
 
-    surface = load_surface()
-    fresh = surface.dump(db)
-    upgraded = surface.dump(blank_postgresql)
-    if upgraded != fresh:
-        pytest.fail(
-            "a database upgraded from the first release differs from a fresh install:\n"
-            + surface_diff(fresh, upgraded, "fresh install", f"upgraded from {FIRST_RELEASE}"),
-            pytrace=False,
-        )
+
+def test_upgrade_from_release_0_1_0_equals_a_fresh_install(blank_postgresql, db, tmp_path):
+    old_sql = sql_at(RELEASE_0_1_0, tmp_path)
+    assert len(list((old_sql / "incremental").glob("*.sql"))) == 7
+    _assert_upgrade_equals_fresh_install(old_sql, "v0.1.0", blank_postgresql, db)
+
+
+def test_the_release_tag_names_the_release_commit():
+    """Where the checkout has its tags, v0.1.0 is the commit the upgrade test starts from."""
+    tagged = _git("rev-parse", "--verify", "--quiet", "v0.1.0^{commit}")
+    if tagged.returncode != 0:
+        pytest.skip("this clone has no tags (CI clones the branch alone)")
+    assert tagged.stdout.decode().strip() == RELEASE_0_1_0
