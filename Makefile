@@ -42,4 +42,4 @@ bench: install  ## run the benchmarks in bench/ (not part of the tests)
 	@scripts/bench.sh
 
 expected: install  ## rewrite tests/expected/surface.txt from a freshly migrated database
-	@[ -n "$${CODESIFT_DSN:-}" ] || scripts/db.sh start >/dev/null; .venv/bin/python scripts/surface.py
+	@[ -n "$${CODESIFT_DSN:-}" ] || scripts/db.sh start >/dev/null; .venv/bin/python -m tests.surface

@@ -4,22 +4,19 @@ settings and grants; every table's and view's columns, constraints, indexes, pol
 comments). A change to the surface shows in review as a change to that file."""
 
 import difflib
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from tests import surface
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = ROOT / "tests" / "expected" / "surface.txt"
 
 
 def load_surface():
-    """scripts/surface.py as a module (scripts/ is not a package)."""
-    path = ROOT / "scripts" / "surface.py"
-    spec = importlib.util.spec_from_file_location("codesift_surface", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The dumper, tests/surface.py (what `make expected` runs)."""
+    return surface
 
 
 def surface_diff(expected: str, actual: str, expected_name: str, actual_name: str) -> str:

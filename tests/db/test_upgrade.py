@@ -1,6 +1,6 @@
 """An upgrade equals a fresh install: a database migrated with an earlier version's
 migrations (the first commit's sql/, and release 0.1.0's, tag v0.1.0) and then with this
-checkout's has the same SQL surface (scripts/surface.py) as one migrated with this
+checkout's has the same SQL surface (tests/surface.py) as one migrated with this
 checkout's alone."""
 
 import shutil

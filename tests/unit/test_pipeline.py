@@ -6,7 +6,7 @@ import re
 
 import pytest
 from codesift_db import dense, plans
-from codesift_db.pipeline import fusion, graph, hydrate, query, recency
+from codesift_db.pipeline import fusion, graph, query, recency, request
 
 
 def test_rrf_sums_weighted_reciprocal_ranks():
@@ -110,8 +110,8 @@ def test_graph_seeds_are_the_best_distinct_paths():
 
 
 def test_file_tokens_is_a_share_of_the_budget():
-    assert hydrate.file_tokens(4000) == 1000
-    assert hydrate.file_tokens(1) == 0
+    assert request.file_tokens(4000) == 1000
+    assert request.file_tokens(1) == 0
 
 
 def _stand_in_rule(name: str, param: str) -> str:

@@ -8,15 +8,8 @@ from .. import plans
 if TYPE_CHECKING:
     from .request import Request
 
-FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
 SYMBOL_TYPES = ["bigint[]", "bigint[]", "int", "bigint"]
 FILE_TYPES = ["bigint[]", "text[]", "int", "bigint"]
-
-
-def file_tokens(budget: int) -> int:
-    """Largest text (in estimated tokens) packed whole under this budget: a larger file is
-    split into its symbols, and no symbol larger than this stands in for it."""
-    return int(budget * FILE_SHARE)
 
 
 def symbol_item(row: dict) -> dict:

@@ -5,9 +5,16 @@ reading and terms). Every stage after fusion is `stage(plpy, req, items)`."""
 from dataclasses import dataclass
 
 from .features import Features
-from .hydrate import file_tokens
 from .params import Params
 from .question import Reading
+
+FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
+
+
+def file_tokens(budget: int) -> int:
+    """Largest text (in estimated tokens) packed whole under this budget: a larger file is
+    split into its symbols, and no symbol larger than this stands in for it."""
+    return int(budget * FILE_SHARE)
 
 
 @dataclass(frozen=True)

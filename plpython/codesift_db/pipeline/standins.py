@@ -5,14 +5,10 @@ sql/stand_in_symbols.sql), the rest are 'not_packed:too_big'. For a bug report t
 few also bring their header (the lines before the first definition: imports, constants),
 which a fix so often has to touch."""
 
-from typing import TYPE_CHECKING
-
 from .. import packing, plans, tokens
-from .hydrate import file_tokens, symbol_item
+from .hydrate import symbol_item
 from .query import two_terms_query
-
-if TYPE_CHECKING:
-    from .request import Request
+from .request import Request, file_tokens
 
 SYMBOLS_PER_FILE = 2  # symbols that stand in for an oversized file
 # oversized files split into stand-ins, best first: a 4,000-token pack holds a dozen or two
@@ -28,7 +24,7 @@ HEADER_TYPES = ["bigint[]", "text[]", "bigint"]
 STAND_IN_TYPES = ["bigint[]", "text[]", "text[]", "int", "bigint[]", "tsquery", "int", "bigint"]
 
 
-def split_big_files(plpy, req: "Request", items: dict) -> None:
+def split_big_files(plpy, req: Request, items: dict) -> None:
     """Whole files over FILE_SHARE of the budget are not packed whole: the best-scored
     SPLIT_FILES of them are 'expanded', their best symbols (already candidates first, by
     score, then other symbols by query-term overlap) taking the file's score, and, for a

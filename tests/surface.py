@@ -1,7 +1,7 @@
 """The SQL surface of codesift, dumped in a stable order (a golden file, like pgai's contents test).
 
-    .venv/bin/python scripts/surface.py           # make expected: writes tests/expected/surface.txt
-    .venv/bin/python scripts/surface.py --stdout  # prints it instead
+    .venv/bin/python -m tests.surface           # make expected: writes tests/expected/surface.txt
+    .venv/bin/python -m tests.surface --stdout  # prints it instead
 
 Creates a scratch database on the server of CODESIFT_DSN (unset: the embedded cluster), migrates
 it with sql/, dumps what a client or a reviewer relies on, and drops it:
@@ -16,7 +16,7 @@ it with sql/, dumps what a client or a reviewer relies on, and drops it:
 Role names are normalised: codesift's own roles by name, PUBLIC as `public`, the role that
 installed the schema (the dump's current_user) as `<installer>`, any other as `<other>`.
 tests/db/test_surface.py diffs a fresh install against the committed file, and
-tests/db/test_upgrade.py an upgrade from the first release against a fresh install.
+tests/db/test_upgrade.py an upgrade from earlier versions against a fresh install.
 """
 
 from __future__ import annotations
@@ -27,13 +27,11 @@ import uuid
 from pathlib import Path
 
 import psycopg
+from codesift.db import current_dsn, database_dsn
+from codesift.migrate import SQL_DIR, migrate
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "loader"))
-
-from codesift.db import current_dsn, database_dsn  # noqa: E402
-from codesift.migrate import SQL_DIR, migrate  # noqa: E402
 
 EXPECTED = ROOT / "tests" / "expected" / "surface.txt"
 SCHEMA = "codesift"
@@ -269,7 +267,7 @@ def _other_objects(conn: psycopg.Connection, roles: _Roles) -> list[str]:
 
 
 def _header(conn: psycopg.Connection, roles: _Roles) -> list[str]:
-    out = ["# the SQL surface of codesift (scripts/surface.py; refresh with `make expected`)", ""]
+    out = ["# the SQL surface of codesift (tests/surface.py; refresh with `make expected`)", ""]
     oid, comment = conn.execute(
         "select oid, obj_description(oid, 'pg_namespace') from pg_namespace where nspname = %s",
         (SCHEMA,),
