@@ -3,7 +3,10 @@
 It answers POST /v1/embeddings with the built-in MiniLM's vectors (so results through the
 endpoint can be compared with the built-in ones) in reverse order with explicit indexes, and
 records every request. `mode` makes it misbehave: wrong_dim, garbage, huge, slow, error,
-redirect, short (fewer vectors than inputs), unnormalised.
+redirect, short (fewer vectors than inputs), unnormalised. Like a real server it also
+refuses a request holding a text longer than `max_input_chars` (HTTP 413, `refusal` the
+body), and answers the next `fail_next` requests with HTTP 500. Started on a given port it
+stands for an endpoint that comes back up where it was down.
 """
 
 from __future__ import annotations
@@ -21,12 +24,22 @@ from codesift_db import minilm
 class EmbeddingServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.mode = "ok"
+        self.max_input_chars: int | None = None
+        self.refusal = b'{"error": {"message": "input is too long for this model"}}'
+        self.fail_next = 0
         self.requests: list[dict] = []
+        self.statuses: list[int] = []  # of every answer, in order
+        self.answered: list[tuple[int, list[str]]] = []  # (status, the texts it answered)
         self.headers_seen: list[dict[str, str]] = []
         self.lock = threading.Lock()
+
+    def embedded(self) -> list[str]:
+        """Every text the server answered with a vector."""
+        with self.lock:
+            return [t for status, texts in self.answered if status == 200 for t in texts]
 
     @property
     def url(self) -> str:
@@ -35,11 +48,15 @@ class EmbeddingServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: EmbeddingServer
+    _texts: list[str] = []
 
     def log_message(self, *args) -> None:  # quiet
         pass
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        with self.server.lock:
+            self.server.statuses.append(status)
+            self.server.answered.append((status, list(self._texts)))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -51,12 +68,22 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         request = json.loads(self.rfile.read(length))
+        self._texts = request.get("input", []) if isinstance(request, dict) else []
         mode = self.server.mode
         with self.server.lock:
             self.server.requests.append(request)
             self.server.headers_seen.append(dict(self.headers))
+            failing = self.server.fail_next > 0
+            self.server.fail_next -= failing
         if self.path != "/v1/embeddings":
             self._send(404, b'{"error": "not found"}')
+            return
+        if failing:
+            self._send(500, b'{"error": {"message": "upstream worker crashed"}}')
+            return
+        limit = self.server.max_input_chars
+        if limit is not None and any(len(t) > limit for t in request["input"]):
+            self._send(413, self.server.refusal)
             return
         if mode == "error":
             self._send(500, b'{"error": {"message": "model not loaded"}}')
@@ -107,8 +134,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def embedding_server() -> Iterator[EmbeddingServer]:
-    server = EmbeddingServer()
+def embedding_server(port: int = 0) -> Iterator[EmbeddingServer]:
+    server = EmbeddingServer(port)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

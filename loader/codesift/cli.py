@@ -253,8 +253,14 @@ def _embedded_summary(stats, waited: bool) -> str:
         return " embedding in the background (codesift worker; or index --wait)"
     return (
         f" embedded {stats.symbols} symbols + {stats.blobs} files"
-        f" ({stats.computed} vectors computed, {stats.reused} reused)"
+        f" ({stats.computed} vectors computed, {stats.reused} reused)" + _refused_summary(stats)
     )
+
+
+def _refused_summary(stats) -> str:
+    if not stats.refused:
+        return ""
+    return f"; {stats.refused} refused by the embedding endpoint (codesift status lists them)"
 
 
 def _index_dry_run(path, name, tenant, ref, worktree, max_bytes) -> None:
@@ -301,10 +307,11 @@ def status(
     """Per repository: the indexed commit, whether HEAD moved past it, counts and backlog."""
     from rich.table import Table
 
-    from .status import repository_status
+    from .status import refused_rows, repository_status
 
     with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
         rows = repository_status(conn, tenant)
+        refused = refused_rows(conn, tenant) if any(r.embedding_refused for r in rows) else []
     if not rows:
         err.print("no repositories indexed yet: run `codesift index PATH`")
         return
@@ -339,15 +346,40 @@ def status(
             str(r.live_files),
             str(r.symbols),
             str(r.edges),
-            str(r.embedding_backlog),
+            str(r.embedding_backlog)
+            + (f" ({r.embedding_refused} refused)" if r.embedding_refused else ""),
         )
     _stdout().print(table)
+    _print_refused(refused)
+
+
+def _print_refused(rows) -> None:
+    """The rows the embedding endpoint refused, each with its error: the endpoint's words
+    (as data: control characters shown, never obeyed)."""
+    if not rows:
+        return
+    out = _stdout()
+    out.print(
+        plain(
+            "refused by the embedding endpoint (no vector; lexical search and the graph find them):"
+        )
+    )
+    for r in rows:
+        what = f"{r.repository}/{r.path}" + (f" {r.symbol}" if r.symbol else "")
+        when = f"tried again after {r.retry_at:%Y-%m-%d %H:%M}" if r.retry_at else "not tried again"
+        line = f"  {r.tenant}: {what}: refused {r.attempts}x, {when}: {r.error}"
+        out.print(plain(line), soft_wrap=True)
 
 
 @app.command()
 def worker(
     once: Annotated[
-        bool, typer.Option("--once", help="Drain every tenant's backlog, then exit.")
+        bool,
+        typer.Option(
+            "--once",
+            help="Drain every tenant's backlog, then exit (with an error when the embedding "
+            "endpoint is still down after a batch's tries).",
+        ),
     ] = False,
     poll: Annotated[
         float,
@@ -360,8 +392,13 @@ def worker(
 ) -> None:
     """Embed every tenant's backlog in the background: claims batches from the queue in the
     database (any number of workers, on any machines, share it), sleeps until `codesift
-    index` announces new work, and reconnects when the database restarts. Stop with Ctrl-C
-    or SIGTERM; a batch in flight is rolled back and embedded again by the next claim."""
+    index` announces new work, reconnects when the database restarts and waits while the
+    embedding endpoint is down (seconds before the first retry, the most between two, and
+    requests per batch: CODESIFT_EMBED_BACKOFF, CODESIFT_EMBED_BACKOFF_MAX,
+    CODESIFT_EMBED_TRIES); a text the endpoint refuses is set aside with its error
+    (codesift status lists it).
+    Stop with Ctrl-C or SIGTERM; a batch in flight is rolled back and embedded again by
+    the next claim."""
     import signal
 
     from .worker import WorkerOptions, run
@@ -384,7 +421,7 @@ def worker(
         Text("done", style="green"),
         plain(
             f"embedded {s.symbols} symbols + {s.blobs} files"
-            f" ({s.computed} vectors computed, {s.reused} reused)"
+            f" ({s.computed} vectors computed, {s.reused} reused)" + _refused_summary(s)
         ),
     )
 

@@ -28,11 +28,45 @@ select r.id, r.name, r.ref, r.is_default, r.origin, r.indexed_commit, r.indexed_
     + (select count(*) from codesift.files f
         join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
         where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
-            and b.embedding_model is distinct from %(model)s)
+            and b.embedding_model is distinct from %(model)s),
+    (select count(*) from codesift.files f
+        join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
+        where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+            and s.embedding_model is distinct from %(model)s and s.embedding_error is not null)
+    + (select count(*) from codesift.files f
+        join codesift.blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha
+        where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+            and b.embedding_model is distinct from %(model)s and b.embedding_error is not null)
 from codesift.repositories r
 where r.tenant_id = %(tenant)s
 order by r.name, not r.is_default, r.ref
 """
+
+# One tenant's rows the embedding endpoint refused, at one path each: those given up
+# first, then by their next try (null: given up; psycopg reads no infinite timestamp).
+REFUSED = """
+select kind, name, path, symbol, attempts, nullif(retry_at, 'infinity'), error from (
+    select distinct on (s.id) 'symbol' as kind, r.name, f.path, s.qualified_name as symbol,
+        s.embedding_attempts as attempts, s.embedding_retry_at as retry_at,
+        s.embedding_error as error
+    from codesift.code_symbols s
+    join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
+    join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
+    where s.tenant_id = %(tenant)s and s.embedding_error is not null
+        and s.embedding_model is distinct from %(model)s
+    union all
+    select distinct on (b.sha) 'file', r.name, f.path, null,
+        b.embedding_attempts, b.embedding_retry_at, b.embedding_error
+    from codesift.blobs b
+    join codesift.files f on f.tenant_id = b.tenant_id and f.blob_sha = b.sha and f.live
+    join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
+    where b.tenant_id = %(tenant)s and b.embedding_error is not null
+        and b.embedding_model is distinct from %(model)s
+) refused
+order by retry_at desc, name, path
+limit %(limit)s
+"""
+REFUSED_SHOWN = 20
 
 
 @dataclass
@@ -50,6 +84,7 @@ class RepositoryStatus:
     symbols: int
     edges: int
     embedding_backlog: int
+    embedding_refused: int = 0  # of the backlog, rows the embedding endpoint refused
 
     @property
     def stale(self) -> bool | None:
@@ -90,7 +125,7 @@ def repository_status(
             rows = conn.execute(REPOSITORIES, {"model": model, "tenant": tenant_id}).fetchall()
         for row in rows:
             repo_id, name, ref, default, origin, commit, at, worktree = row[:8]
-            files, symbols, edges, backlog = row[8:]
+            files, symbols, edges, backlog, refused = row[8:]
             head = _ref_head(origin, ref)
             if head and commit and head != commit:
                 # remembered, so that pack_context can warn every client that this index is behind
@@ -115,6 +150,43 @@ def repository_status(
                     symbols,
                     edges,
                     backlog,
+                    refused,
                 )
             )
+    return result
+
+
+@dataclass
+class RefusedRow:
+    """A symbol or file the embedding endpoint refused: where, how often, and why."""
+
+    tenant: str
+    kind: str  # 'symbol' or 'file'
+    repository: str
+    path: str
+    symbol: str | None
+    attempts: int
+    retry_at: datetime | None  # None: not tried again (refused too often)
+    error: str
+
+
+def refused_rows(
+    conn: psycopg.Connection, tenant: str | None = None, limit: int = REFUSED_SHOWN
+) -> list[RefusedRow]:
+    """Up to `limit` rows per tenant that the embedding endpoint refused, with the
+    error each one keeps (embedder.py), acting as each tenant in turn."""
+    model, _ = active_model(conn)
+    tenants = conn.execute(
+        "select id, name from codesift.tenants where %(name)s::text is null or name = %(name)s"
+        " order by name",
+        {"name": tenant},
+    ).fetchall()
+    result = []
+    for tenant_id, tenant_name in tenants:
+        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+        with db.tenant_transaction(conn):
+            rows = conn.execute(
+                REFUSED, {"model": model, "tenant": tenant_id, "limit": limit}
+            ).fetchall()
+        result += [RefusedRow(tenant_name, *row) for row in rows]
     return result

@@ -5,16 +5,22 @@ names a tenant with new work, or until the poll interval passes (a notification 
 while the worker was down is not kept by PostgreSQL; the poll finds that work). A lost
 connection, e.g. a database restart, is retried with backoff; nothing is lost, since a
 batch commits with its vectors or not at all.
+
+The embedding endpoint failing does not stop it either: a text the endpoint refuses is
+left out with its error and the rest of its batch embedded (embedder.py), and an endpoint
+that is down or failing is waited for, with the delays of embedder.Backoff, holding no
+rows meanwhile. With `once`, an endpoint still down after a batch's tries is an error.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import psycopg
+from codesift_db.embedders import EndpointUnreachable
 
 from . import db
-from .embedder import CHANNEL, Embedding, EmbedStats, pending
+from .embedder import CHANNEL, Backoff, Embedding, EmbedStats, error_text, pending
 from .errors import ConnectionFailed
 
 MAX_BACKOFF_SECONDS = 30.0
@@ -26,12 +32,14 @@ class WorkerOptions:
     poll_seconds: float = 30.0
     dsn: str | None = None
     log: Callable[[str], None] = print
+    backoff: Backoff | None = None  # None: Backoff.from_env()
 
 
 @dataclass
 class WorkerTotals:
     stats: EmbedStats = field(default_factory=EmbedStats)
     reconnects: int = 0
+    outages: int = 0  # waits for an embedding endpoint that was down
 
 
 def _tenants_with_work(conn: psycopg.Connection, model: str) -> list[int]:
@@ -54,13 +62,14 @@ def _drain_all(conn: psycopg.Connection, embedding: Embedding, totals: WorkerTot
     for tenant_id in _tenants_with_work(conn, embedding.model_name):
         _act_as(conn, tenant_id)
         stats = embedding.drain(conn, tenant_id)
-        if stats.symbols + stats.blobs:
+        if stats.symbols + stats.blobs + stats.refused:
+            refused = f", {stats.refused} refused by the endpoint" if stats.refused else ""
             log(
                 f"tenant {tenant_id}: embedded {stats.symbols} symbols + {stats.blobs} files"
-                f" ({stats.computed} computed, {stats.reused} reused)"
+                f" ({stats.computed} computed, {stats.reused} reused{refused})"
             )
         totals.stats.add(stats)
-        done += stats.symbols + stats.blobs
+        done += stats.symbols + stats.blobs + stats.refused
     return done
 
 
@@ -70,15 +79,30 @@ def _wait_for_work(listener: psycopg.Connection, seconds: float) -> None:
 
 
 def _serve(options: WorkerOptions, totals: WorkerTotals) -> None:
+    backoff = options.backoff if options.backoff is not None else Backoff.from_env()
     with (
         db.connect(options.dsn, autocommit=True) as conn,
         db.connect(options.dsn, autocommit=True) as listener,
         db.acting_as_loader(conn),
     ):
         listener.execute(f"listen {CHANNEL}")
-        embedding = Embedding(conn)
+        embedding = Embedding(conn, backoff=backoff, log=options.log)
+        outage: Iterator[float] | None = None  # the waits while the endpoint is down
         while True:
-            done = _drain_all(conn, embedding, totals, options.log)
+            try:
+                done = _drain_all(conn, embedding, totals, options.log)
+            except EndpointUnreachable as exc:
+                if options.once:
+                    raise
+                outage = outage or backoff.delays()
+                delay = next(outage)
+                options.log(
+                    f"embedding endpoint unavailable ({error_text(exc)}); waiting {delay:g} s"
+                )
+                totals.outages += 1
+                time.sleep(delay)
+                continue
+            outage = None
             if options.once and done == 0:
                 return
             if done == 0:

@@ -21,6 +21,7 @@ CODESIFT_EMBEDDING_API_KEY of the process that calls (the loader, the worker, th
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import os
@@ -50,6 +51,29 @@ _READ_CHUNK = 64 * 1024
 
 class EmbedderUnavailable(Exception):
     """The configured embedder cannot embed; the message says what to fix."""
+
+
+class EndpointUnreachable(EmbedderUnavailable):
+    """The endpoint is down, overloaded or failing (connection refused or reset, no answer in
+    time, HTTP 408, 429 or 5xx): the same request may succeed later."""
+
+
+class InputRejected(EmbedderUnavailable):
+    """The endpoint refused the input (HTTP 400, 413 or 422: a text too long for the model,
+    or one it cannot read): the same batch without the offending text may succeed."""
+
+
+# HTTP statuses that say the request's input is at fault, and those worth retrying as is.
+REJECTED_STATUSES = frozenset({400, 413, 422})
+TRANSIENT_STATUSES = frozenset({408, 425, 429})
+
+
+def _http_error(status: int) -> type[EmbedderUnavailable]:
+    if status in REJECTED_STATUSES:
+        return InputRejected
+    if status in TRANSIENT_STATUSES or 500 <= status <= 599:
+        return EndpointUnreachable
+    return EmbedderUnavailable  # 401, 403, 404...: the configuration, not this request
 
 
 class Embedder(Protocol):
@@ -253,14 +277,17 @@ class OpenAIEmbedder:
             with _opener.open(request, timeout=self.timeout_s) as response:
                 raw = _read_bounded(response, limit, deadline, self.url)
         except urllib.error.HTTPError as exc:
-            detail = _read_bounded(exc, 2000, deadline, self.url, truncate=True)
-            raise EmbedderUnavailable(
+            try:
+                detail = _read_bounded(exc, 2000, deadline, self.url, truncate=True)
+            except (EmbedderUnavailable, OSError, http.client.HTTPException):
+                detail = b""
+            raise _http_error(exc.code)(
                 f"the embedding endpoint {self.url} answered HTTP {exc.code}: "
                 f"{detail.decode('utf-8', 'replace').strip()[:300]}"
             ) from None
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", exc)
-            raise EmbedderUnavailable(
+            raise EndpointUnreachable(
                 f"the embedding endpoint {self.url} cannot be reached ({reason}); "
                 "is the server running?"
             ) from None
@@ -313,11 +340,11 @@ def _read_bounded(response, limit: int, deadline: float, url: str, truncate: boo
     size = 0
     while True:
         if time.monotonic() > deadline:
-            raise EmbedderUnavailable(f"the embedding endpoint {url} took too long to answer")
+            raise EndpointUnreachable(f"the embedding endpoint {url} took too long to answer")
         try:
             chunk = read(min(_READ_CHUNK, limit + 1 - size))
         except TimeoutError:
-            raise EmbedderUnavailable(
+            raise EndpointUnreachable(
                 f"the embedding endpoint {url} took too long to answer"
             ) from None
         if not chunk:

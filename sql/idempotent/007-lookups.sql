@@ -71,7 +71,8 @@ create or replace function codesift.repository_status(repo text default null)
 returns table (
     repository text, ref text, is_default boolean, origin text, indexed_commit text, indexed_at timestamptz,
     head_commit text, head_seen_at timestamptz, stale boolean, worktree boolean,
-    live_files bigint, symbols bigint, edges bigint, embedding_backlog bigint
+    live_files bigint, symbols bigint, edges bigint, embedding_backlog bigint,
+    embedding_refused bigint
 )
 language plpgsql
 stable
@@ -128,6 +129,21 @@ begin
             where
                 f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
                 and b.embedding_model is distinct from model
+        ),
+        (
+            select count(*) from codesift.files as f
+            inner join codesift.code_symbols as s
+                on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
+            where
+                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+                and s.embedding_model is distinct from model and s.embedding_error is not null
+        )
+        + (
+            select count(*) from codesift.files as f
+            inner join codesift.blobs as b on f.tenant_id = b.tenant_id and f.blob_sha = b.sha
+            where
+                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+                and b.embedding_model is distinct from model and b.embedding_error is not null
         )
     from codesift.repositories as r
     where r.tenant_id = tenant and (repo is null or r.name = repo)
@@ -139,4 +155,5 @@ comment on function codesift.repository_status(text) is
 'Per indexed ref of each repository of the session''s tenant (or only repo), the default ref '
 'first: origin, indexed commit and time, the '
 'head the loader last saw and whether the index is stale, live files, symbols, import edges '
-'and the embedding backlog (symbols and files without a vector from the active model).';
+'and the embedding backlog (symbols and files without a vector from the active model), of '
+'which embedding_refused the embedding endpoint refused (codesift status lists them).';
