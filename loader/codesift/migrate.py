@@ -232,7 +232,11 @@ def _check_embedding_dim(conn: psycopg.Connection, wanted: int | None) -> None:
 
 def _record_embedder(conn: psycopg.Connection, choice: EmbedderChoice) -> None:
     """Write the embedder rows of codesift.settings. A new model name makes every stored
-    vector pending again (they are kept per model): nothing mixes two vector spaces."""
+    vector pending again (they are kept per model): nothing mixes two vector spaces; and
+    what the old model's endpoint refused is offered to the new one afresh."""
+    before = conn.execute(
+        "select value from codesift.settings where key = 'embedding_model'"
+    ).fetchone()
     rows = {
         "embedding_provider": choice.provider,
         "embedding_model": choice.model,
@@ -246,6 +250,14 @@ def _record_embedder(conn: psycopg.Connection, choice: EmbedderChoice) -> None:
                 "insert into codesift.settings (key, value) values (%s, %s)"
                 " on conflict (key) do update set value = excluded.value",
                 (key, value),
+            )
+    if before is not None and before[0] != choice.model:
+        for table in ("code_symbols", "blobs"):
+            conn.execute(
+                sql.SQL(
+                    "update codesift.{} set embedding_error = null, embedding_attempts = 0,"
+                    " embedding_retry_at = null where embedding_error is not null"
+                ).format(sql.Identifier(table))
             )
 
 

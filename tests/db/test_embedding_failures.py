@@ -192,6 +192,24 @@ def test_a_refused_row_is_tried_a_bounded_number_of_times(db, dsn, endpoint, mak
     assert row == (True,)
 
 
+def test_a_new_model_is_offered_what_the_old_one_gave_up_on(db, dsn, endpoint, make_repo):
+    endpoint.max_input_chars = LIMIT
+    _index(dsn, make_repo(POISON), "acme")
+    for _ in range(MAX_ATTEMPTS):
+        _make_due(db)
+        _work_once(dsn)
+    assert _unembedded(db)[("acme", "symbol", "huge")][1] == MAX_ATTEMPTS  # given up
+    migrate(db, embedder=EmbedderChoice("openai", endpoint.url, MODEL + "-larger-input", 384))
+    endpoint.max_input_chars = None  # the new model reads long texts
+    assert _work_once(dsn).stats.symbols >= 1
+    left = db.execute(
+        "select count(*) from codesift.code_symbols"
+        " where embedding_error is not null or embedding_model is distinct from %s",
+        (MODEL + "-larger-input",),
+    ).fetchone()
+    assert left == (0,)
+
+
 def test_a_refused_row_accepted_at_its_next_try_is_embedded_and_its_error_cleared(
     db, dsn, endpoint, make_repo
 ):
