@@ -642,6 +642,45 @@ def mcp(
     pool_size: Annotated[
         int, typer.Option(help="--http: most database connections.", min=1, max=200)
     ] = 10,
+    read_timeout: Annotated[
+        float,
+        typer.Option(
+            help="--http: seconds a client has to send a whole request (head and body); "
+            "then its connection is closed.",
+            min=0.1,
+            max=3600,
+        ),
+    ] = 30.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            help="--http: most client connections at once (fewer if the open-files limit "
+            "leaves less room); past it the one idle longest is closed.",
+            min=1,
+        ),
+    ] = 1000,
+    max_sessions: Annotated[
+        int,
+        typer.Option(
+            help="--http: most MCP sessions at once; past it the largest tenant's least "
+            "recently used session ends.",
+            min=1,
+        ),
+    ] = 10_000,
+    sessions_per_tenant: Annotated[
+        int,
+        typer.Option(
+            help="--http: most sessions of one tenant; past it its least recently used ends.",
+            min=1,
+        ),
+    ] = 1000,
+    sessions_per_token: Annotated[
+        int,
+        typer.Option(
+            help="--http: most sessions of one token; past it its least recently used ends.",
+            min=1,
+        ),
+    ] = 100,
     repo_path: Annotated[
         str | None,
         typer.Option(help="stdio: the checkout sync_index re-indexes (default: the cwd)."),
@@ -671,6 +710,11 @@ def mcp(
         port=port,
         pool_min=min(2, pool_size),
         pool_max=pool_size,
+        read_timeout=read_timeout,
+        max_connections=max_connections,
+        max_sessions=max_sessions,
+        sessions_per_tenant=sessions_per_tenant,
+        sessions_per_token=sessions_per_token,
         repo_path=repo_path,
         tenant_name=tenant,
     )

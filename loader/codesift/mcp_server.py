@@ -12,20 +12,27 @@ a driver, a BI tool and an agent get the same answers.
   codesift.token_tenant(sha256) and runs that request's queries with
   `set local app.current_tenant_id = T` inside their own transaction on a
   psycopg_pool connection, so a pooled connection never carries a tenant from one
-  request into another. No token, a wrong or a revoked one: 401 and no data.
+  request into another. No token, a wrong or a revoked one: 401 and no data. Clients that
+  send slowly or not at all, and tokens that open sessions without end, are bounded
+  (guarded_h11, FairSessionManager).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import hashlib
 import inspect
 import json
+import logging
 import os
+import resource
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import psycopg
 from codesift_db.packing import estimate_tokens
@@ -33,10 +40,14 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from psycopg.sql import SQL, Literal
 from psycopg_pool import AsyncConnectionPool
 from pydantic import Field
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope, Send
 
 from . import db
 from .errors import CodesiftError
@@ -51,7 +62,12 @@ MAX_NAME_CHARS = 512
 MAX_PATH_CHARS = 4096
 MAX_BODY_BYTES = 1 << 20  # one HTTP request's body
 TOKEN_TTL = 5.0  # seconds a live token's tenant is remembered (a revocation waits this long)
+# --http: descriptors kept free for stdio, the listening socket, the event loop, logging and
+# imported modules, beside the database pools (connection_cap)
+FD_RESERVE = 64
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+_log = logging.getLogger("codesift.mcp")
 
 # the tenant of the request being handled (set per request by tenant_middleware)
 _request_tenant: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -75,6 +91,16 @@ class Settings:
     pool_min: int = 2
     pool_max: int = 10
     repo_path: str | None = None  # stdio: what sync_index re-indexes by default
+    # --http: a client sends a whole request (head and body) within read_timeout seconds
+    # of starting it; at most max_connections are open at once (fewer if the descriptor
+    # limit leaves less room)
+    read_timeout: float = 30.0
+    max_connections: int = 1000
+    # --http: MCP sessions open at once, in all, per tenant and per token; past a cap the
+    # least recently used session (of that token, that tenant, the largest tenant) ends
+    max_sessions: int = 10_000
+    sessions_per_tenant: int = 1000
+    sessions_per_token: int = 100
 
 
 class Backend:
@@ -626,16 +652,252 @@ def serve(settings: Settings) -> None:
 async def _serve_http(server: MCPServer, settings: Settings) -> None:
     import uvicorn
 
+    # an error the loop reports must not stop it, even when reporting fails too (logging
+    # that imports a module while the process is out of file descriptors)
+    asyncio.get_running_loop().set_exception_handler(_report_loop_error)
     # plain JSON answers (no SSE stream per call): the tools never call back to the client
     app = server.streamable_http_app(
         host=settings.host,
         json_response=True,
         max_request_body_size=MAX_BODY_BYTES,
+        max_sessions=None,  # FairSessionManager caps them
+    )
+    FairSessionManager.adopt(
+        server.session_manager,
+        per_token=settings.sessions_per_token,
+        per_tenant=settings.sessions_per_tenant,
+        total=settings.max_sessions,
     )
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level="warning", access_log=False
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        access_log=False,
+        http=guarded_h11(settings.read_timeout, connection_cap(settings)),
     )
     await uvicorn.Server(config).serve()
+
+
+def _report_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    with contextlib.suppress(Exception):
+        loop.default_exception_handler(context)
+
+
+def connection_cap(settings: Settings) -> int:
+    """settings.max_connections, or fewer when the open-files limit leaves less room beside
+    the database pools and FD_RESERVE: past that limit accept() fails (EMFILE)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return settings.max_connections
+    pools = 2 if settings.read_dsn else 1
+    room = max(1, soft - FD_RESERVE - pools * settings.pool_max)
+    if room < settings.max_connections:
+        _log.warning(
+            "codesift: at most %d client connections at once (the open-files limit is %d;"
+            " raise it with ulimit -n for more)",
+            room,
+            soft,
+        )
+    return min(room, settings.max_connections)
+
+
+_BUSY_BODY = b"too many connections\n"
+BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: %d\r\nretry-after: 1\r\nconnection: close\r\n\r\n%s"
+    % (len(_BUSY_BODY), _BUSY_BODY)
+)
+
+
+def guarded_h11(read_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, guarded against clients that open connections and send
+    little or nothing (slowloris):
+
+    * a request must arrive whole, head and body, within `read_timeout` seconds of its start
+      (the connection opening, or the end of the previous response), else its connection
+      is closed, however steadily bytes trickle in;
+    * past `max_connections` open connections, a new one closes the connection idle the
+      longest: one with no request running (a head still coming, or its answer already
+      sent), which costs nothing to drop; when every connection has a request running, the
+      new one is answered 503 and closed.
+
+    A process out of file descriptors cannot accept an authorised client's connection (nor
+    log, nor reach the database), so both keep descriptors free."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    # connections with no request running, longest idle first (one set per server)
+    idle: OrderedDict[GuardedH11Protocol, None] = OrderedDict()
+
+    class GuardedH11Protocol(H11Protocol):
+        clock: asyncio.TimerHandle | None = None
+        refused = False
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)  # type: ignore[arg-type]
+            if len(self.connections) > max_connections:
+                if not idle:
+                    self.refused = True
+                    self.connections.discard(self)
+                    self.transport.write(BUSY)
+                    self.transport.close()
+                    return
+                longest, _ = idle.popitem(last=False)
+                longest.cut()
+            self.track()
+
+        def data_received(self, data: bytes) -> None:
+            if self.refused:
+                return
+            super().data_received(data)
+            self.track()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self.track()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            idle.pop(self, None)
+            self.stop_clock()
+            super().connection_lost(exc)
+
+        def track(self) -> None:
+            """The clock runs while a request is being read; the connection is idle while
+            no request runs for it."""
+            if self.transport.is_closing():
+                idle.pop(self, None)
+                self.stop_clock()
+                return
+            if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+                self.stop_clock()
+            elif self.clock is None:
+                self.clock = self.loop.call_later(read_timeout, self.cut)
+            if self.cycle is None or self.cycle.response_complete:
+                idle.setdefault(self, None)
+            else:
+                idle.pop(self, None)
+
+        def stop_clock(self) -> None:
+            if self.clock is not None:
+                self.clock.cancel()
+                self.clock = None
+
+        def cut(self) -> None:
+            """Close now, dropping unsent bytes; a running request sees a disconnect."""
+            idle.pop(self, None)
+            self.stop_clock()
+            self.connections.discard(self)
+            self.transport.abort()
+
+    return GuardedH11Protocol
+
+
+class FairSessionManager(StreamableHTTPSessionManager):
+    """The SDK's session manager with caps on the sessions of one token, of one tenant and
+    in all. Once an opening request has established a session, each cap it passes ends a
+    least recently used session: the token's own, the tenant's own, then (past the total)
+    one of the tenant holding the most sessions. An ended session's id answers 404, as an
+    unknown one does. So a token that opens sessions without end only ends its own and its
+    tenant's, never another tenant's while that one holds fewer; an opening request that
+    fails ends nothing. A request that names a session it owns makes it the most recently
+    used."""
+
+    per_token: int
+    per_tenant: int
+    total: int
+    _used: OrderedDict[str, tuple[str | None, Any]]  # id -> (token, tenant), oldest first
+    _by_token: dict[str | None, OrderedDict[str, None]]
+    _by_tenant: dict[Any, OrderedDict[str, None]]
+
+    @classmethod
+    def adopt(
+        cls, manager: StreamableHTTPSessionManager, per_token: int, per_tenant: int, total: int
+    ) -> FairSessionManager:
+        """`manager`, made one of these in place: the app built around it (its routes and
+        lifespan) keeps using it, and the SDK offers no way to build the app with a subclass.
+        """
+        if type(manager) is not StreamableHTTPSessionManager:
+            raise TypeError(f"cannot adopt {type(manager).__name__}")
+        manager.__class__ = cls
+        fair = cast(FairSessionManager, manager)
+        fair.per_token, fair.per_tenant, fair.total = per_token, per_tenant, total
+        fair._used, fair._by_token, fair._by_tenant = OrderedDict(), {}, {}
+        return fair
+
+    async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+        if session is not None and session in self._used and self._used[session] == _owner(scope):
+            self._used.move_to_end(session)
+            token, tenant = self._used[session]
+            self._by_token[token].move_to_end(session)
+            self._by_tenant[tenant].move_to_end(session)
+        await super()._handle_stateful_request(scope, receive, send)
+
+    async def _serve_opening_request(
+        self,
+        http_transport: StreamableHTTPServerTransport,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        await super()._serve_opening_request(http_transport, scope, receive, send)
+        session = http_transport.mcp_session_id
+        if session is None or self._server_instances.get(session) is not http_transport:
+            return  # refused, failed or already ended
+        token, tenant = _owner(scope)
+        self._used[session] = (token, tenant)
+        self._by_token.setdefault(token, OrderedDict())[session] = None
+        self._by_tenant.setdefault(tenant, OrderedDict())[session] = None
+        # the new session is the most recently used everywhere, and each cap is at least
+        # 1: a loop below never picks it while another session is over the cap
+        while len(self._by_token[token]) > self.per_token:
+            self._end(next(iter(self._by_token[token])))
+        while len(self._by_tenant[tenant]) > self.per_tenant:
+            self._end(next(iter(self._by_tenant[tenant])))
+        while len(self._used) > self.total:
+            # the tenant with the most sessions, this one among equals: another tenant
+            # gives one up only while it holds more than this one
+            _, largest = max(
+                self._by_tenant.items(), key=lambda item: (len(item[1]), item[0] == tenant)
+            )
+            oldest = next(iter(largest))
+            self._end(oldest if oldest != session else next(iter(self._used)))
+
+    async def _discard_session(
+        self, session_id: str, transport: StreamableHTTPServerTransport
+    ) -> None:
+        self._forget(session_id)
+        await super()._discard_session(session_id, transport)
+
+    def _end(self, session: str) -> None:
+        """End `session` now (its id answers 404 from here); its transport is terminated
+        in the background."""
+        self._forget(session)
+        self._session_owners.pop(session, None)
+        transport = self._server_instances.pop(session, None)
+        if transport is not None and self._task_group is not None:
+            self._task_group.start_soon(self._discard_session, session, transport)
+        _log.info("ended MCP session %s, its token's or tenant's least recently used", session)
+
+    def _forget(self, session: str) -> None:
+        owner = self._used.pop(session, None)
+        if owner is None:
+            return
+        token, tenant = owner
+        for index, key in ((self._by_token, token), (self._by_tenant, tenant)):
+            index[key].pop(session, None)
+            if not index[key]:
+                del index[key]
+
+
+def _owner(scope: Scope) -> tuple[str | None, Any]:
+    """(token, tenant) of a request: its token's client id (codesift-token-<sha256 prefix>)
+    and the tenant TokenVerifier found for it."""
+    token = getattr(scope.get("user"), "access_token", None)
+    if token is None:
+        return None, None
+    return token.client_id, (token.claims or {}).get("tenant_id")
 
 
 def project_path() -> Path:

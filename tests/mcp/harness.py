@@ -1,11 +1,13 @@
 """Start `codesift mcp` as a subprocess and talk to it with the MCP SDK's own client."""
 
 import os
+import resource
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
@@ -38,21 +40,40 @@ async def stdio_session(dsn: str, tenant: str, cwd: Path | None = None) -> Async
 
 
 @contextmanager
-def http_server(dsn: str, pool_size: int = 4):
+def http_server(dsn: str, pool_size: int = 4, args: Sequence[str] = ()):
     """`codesift mcp --http` on a free loopback port; yields its /mcp URL."""
+    with http_server_process(dsn, pool_size, args) as (url, _):
+        yield url
+
+
+@contextmanager
+def http_server_process(
+    dsn: str, pool_size: int = 4, args: Sequence[str] = (), nofile: int | None = None
+):
+    """`codesift mcp --http ARGS` on a free loopback port, with at most `nofile` open files
+    (RLIMIT_NOFILE) when given; yields its /mcp URL and the process. Its stderr is kept in a
+    file and printed when it ends."""
     port = free_port()
+
+    def limit_files() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    errors = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(
-        [CODESIFT, "mcp", "--http", "--port", str(port), "--pool-size", str(pool_size)],
+        [CODESIFT, "mcp", "--http", "--port", str(port), "--pool-size", str(pool_size), *args],
         env={**os.environ, "CODESIFT_DSN": dsn},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=errors,
         text=True,
+        preexec_fn=limit_files,
     )
     try:
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"codesift mcp --http exited: {proc.stderr.read()}")
+                errors.seek(0)
+                raise RuntimeError(f"codesift mcp --http exited: {errors.read()}")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
@@ -60,7 +81,7 @@ def http_server(dsn: str, pool_size: int = 4):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
         proc.terminate()
         try:
@@ -68,10 +89,11 @@ def http_server(dsn: str, pool_size: int = 4):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stderr:
-            err = proc.stderr.read()
-            if err.strip():
-                print(err, file=sys.stderr)
+        errors.seek(0)
+        err = errors.read()
+        errors.close()
+        if err.strip():
+            print(err, file=sys.stderr)
 
 
 @asynccontextmanager

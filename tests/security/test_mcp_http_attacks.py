@@ -1,9 +1,14 @@
 """Attacks on `codesift mcp --http` and its tokens: no token, a wrong, revoked or other
 tenant's token, session hijacking, path traversal, oversized budgets and inputs, index
-writes over HTTP, and the token table and lookup function themselves."""
+writes over HTTP, half-sent requests against the open-files limit, one token opening
+sessions until others are refused, and the token table and lookup function themselves."""
 
 import asyncio
+import contextlib
+import socket
+import time
 import uuid
+from urllib.parse import urlsplit
 
 import httpx2
 import psycopg
@@ -13,7 +18,7 @@ from codesift.mcp_tokens import create_token, revoke_token
 from codesift.tenants import grant_login_role
 from psycopg.conninfo import make_conninfo
 
-from tests.mcp.harness import http_server, http_session, text_of
+from tests.mcp.harness import http_server, http_server_process, http_session, text_of
 from tests.security.two_tenants import index_two_tenants
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -310,3 +315,188 @@ def test_a_tenant_login_role_runs_the_lookups_on_its_own_tenant(db, dsn, two):
     finally:
         db.execute(f"drop owned by {role}")
         db.execute(f"drop role if exists {role}")
+
+
+def head(port: int) -> bytes:
+    """The start of a request head (more header lines may follow)."""
+    return b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n" % port
+
+
+def closed_by_server(sock: socket.socket, deadline: float) -> bool:
+    """Whether the server closes `sock` before `deadline` (what it says first is read)."""
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        try:
+            if not sock.recv(4096):
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except TimeoutError:
+            return False
+    return False
+
+
+async def acme_search(url: str, token: str) -> list[str]:
+    async with http_session(url, token) as s:
+        r = await s.call_tool("search_code", {"question": "token vault zebra"})
+    assert not r.is_error, text_of(r)
+    return [row["path"] for row in r.structured_content["rows"]]
+
+
+def test_half_sent_requests_cannot_use_up_the_open_files_limit(dsn, two):
+    """Slowloris, no token needed: 300 connections that send part of a request (100 part of
+    the head, 200 a whole head, answered 401, and part of a body) and stall,
+    against a server allowed 256 open files and a read timeout far longer than the test.
+    The server neither dies of EMFILE nor stops accepting: the oldest stalled connections
+    are closed to make room, and an authorised MCP session works while the others are
+    still held."""
+    _, tokens = two
+    args = ["--read-timeout", "600"]
+    with http_server_process(dsn, args=args, nofile=256) as (url, proc):
+        port = urlsplit(url).port
+        held: list[socket.socket] = []
+        try:
+            for i in range(300):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                held.append(sock)
+                with contextlib.suppress(OSError):  # already closed to make room
+                    # 100 stall in the head; 200 send a whole head (no token: 401 at once)
+                    # and stall in a body the server has no reason to wait for
+                    stall = b"" if i < 100 else b"Content-Length: 100000\r\n\r\n{"
+                    sock.sendall(head(port) + stall)
+            assert "app/secret_acme.py" in asyncio.run(acme_search(url, tokens["acme"][1]))
+            assert proc.poll() is None
+            assert closed_by_server(held[0], time.monotonic() + 30)
+        finally:
+            for sock in held:
+                sock.close()
+        assert proc.poll() is None
+
+
+def test_a_request_sent_too_slowly_is_cut_off(dsn, two):
+    """A connection that sends part of a request head and stalls, one that sends its head a
+    byte at a time (never idle), and one with a valid token that sends its head and part of
+    its body: each is closed once --read-timeout has passed since its request began, and
+    the server goes on serving."""
+    _, tokens = two
+    acme = tokens["acme"][1]
+    with http_server(dsn, args=["--read-timeout", "2"]) as url:
+        port = urlsplit(url).port
+        stalled, trickle, body = (
+            socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)
+        )
+        try:
+            stalled.sendall(head(port))
+            body.sendall(
+                head(port) + b"Accept: application/json, text/event-stream\r\n"
+                b"Authorization: Bearer " + acme.encode() + b"\r\n"
+                b'Content-Length: 1000\r\n\r\n{"jsonrpc": '
+            )
+            # a byte every 0.2 s, for 60 s at most
+            deadline = time.monotonic() + 60
+            cut = False
+            for byte in head(port) + b"X-Pad: " + b"a" * 300:
+                try:
+                    trickle.sendall(bytes([byte]))
+                except OSError:
+                    cut = True
+                    break
+                if closed_by_server(trickle, min(deadline, time.monotonic() + 0.2)):
+                    cut = True
+                    break
+            assert cut, "a request head sent a byte at a time was never cut off"
+            deadline = time.monotonic() + 60
+            assert closed_by_server(stalled, deadline)
+            assert closed_by_server(body, deadline)
+        finally:
+            for sock in (stalled, trickle, body):
+                sock.close()
+        assert "app/secret_acme.py" in asyncio.run(acme_search(url, acme))
+
+
+PING = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+FIND_GLOBEX = {
+    "jsonrpc": "2.0",
+    "id": 4,
+    "method": "tools/call",
+    "params": {"name": "find_symbol", "arguments": {"name": "globex_token_vault"}},
+}
+
+
+class Sessions:
+    """Raw MCP sessions over one HTTP client: open one with a token, send in one."""
+
+    def __init__(self, client: httpx2.Client, url: str):
+        self.client, self.url = client, url
+
+    def open(self, token: str) -> str:
+        auth = {"Authorization": f"Bearer {token}"}
+        r = self.client.post(self.url, json=INIT, headers={**ACCEPT, **auth})
+        assert r.status_code == 200, (r.status_code, r.text)
+        session = r.headers["mcp-session-id"]
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        self.client.post(self.url, json=done, headers={**ACCEPT, **auth, "mcp-session-id": session})
+        return session
+
+    def send(self, token: str, session: str, message: dict = PING) -> httpx2.Response:
+        headers = {**ACCEPT, "Authorization": f"Bearer {token}", "mcp-session-id": session}
+        return self.client.post(self.url, json=message, headers=headers)
+
+    def status(self, token: str, session: str) -> int:
+        return self.send(token, session).status_code
+
+
+def test_one_token_opening_sessions_ends_its_own_oldest_not_other_tenants(dsn, two):
+    """One token opens 40 sessions (caps: 3 a token, 4 a tenant, 6 in all). It keeps its 3
+    newest; the older ones answer 404 (an unknown session, as the MCP spec says); another
+    tenant's token still opens a session that works and keeps it."""
+    _, tokens = two
+    acme, globex = tokens["acme"][1], tokens["globex"][1]
+    caps = ["--sessions-per-token", "3", "--sessions-per-tenant", "4", "--max-sessions", "6"]
+    with http_server(dsn, args=caps) as url, httpx2.Client(timeout=30) as client:
+        sessions = Sessions(client, url)
+        opened = [sessions.open(acme) for _ in range(40)]
+        other = sessions.open(globex)
+        found = sessions.send(globex, other, FIND_GLOBEX)
+        assert found.status_code == 200
+        assert "app/secret_globex.py" in found.text and "acme" not in found.text
+        assert [sessions.status(acme, s) for s in opened[:-3]] == [404] * 37
+        assert [sessions.status(acme, s) for s in opened[-3:]] == [200] * 3
+        # the flood goes on; the other tenant's session stays
+        for _ in range(10):
+            sessions.open(acme)
+        assert sessions.status(globex, other) == 200
+
+
+def test_session_caps_end_the_least_recently_used_and_share_the_total(dsn, two):
+    """Caps 2 a token, 3 a tenant, 4 in all. A session used lately outlives an older unused
+    one of its token; a second token of the same tenant ends that tenant's least recently
+    used session; past the total, the tenant with the most sessions gives one up, not the
+    one asking."""
+    _, tokens = two
+    acme, globex = tokens["acme"][1], tokens["globex"][1]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("set role codesift_loader")
+        acme2 = create_token(conn, "acme")[1]
+    caps = ["--sessions-per-token", "2", "--sessions-per-tenant", "3", "--max-sessions", "4"]
+    with http_server(dsn, args=caps) as url, httpx2.Client(timeout=30) as client:
+        sessions = Sessions(client, url)
+        a1, a2 = sessions.open(acme), sessions.open(acme)
+        assert sessions.status(acme, a1) == 200  # a1 is now used more lately than a2
+        a3 = sessions.open(acme)
+        assert [sessions.status(acme, s) for s in (a2, a1, a3)] == [404, 200, 200]
+        # acme's second token: b2 makes acme 4 > 3, and a1 is acme's least recently used
+        b1 = sessions.open(acme2)
+        b2 = sessions.open(acme2)
+        assert sessions.status(acme, a1) == 404
+        assert [sessions.status(acme, a3), sessions.status(acme2, b1)] == [200, 200]
+        assert sessions.status(acme2, b2) == 200
+        # globex opens 2: 5 > 4 in all, and acme, holding 3, gives up a3
+        g1, g2 = sessions.open(globex), sessions.open(globex)
+        assert sessions.status(acme, a3) == 404
+        assert [sessions.status(globex, s) for s in (g1, g2)] == [200, 200]
+        assert [sessions.status(acme2, s) for s in (b1, b2)] == [200, 200]
+        # 2 each: globex's third is past its token's cap and ends its own oldest
+        g3 = sessions.open(globex)
+        assert [sessions.status(globex, s) for s in (g1, g2, g3)] == [404, 200, 200]
+        assert [sessions.status(acme2, s) for s in (b1, b2)] == [200, 200]
