@@ -1,4 +1,5 @@
-"""Per-blob limits of extraction: every cap in one place, and a work budget with a deadline.
+"""Per-blob limits of extraction: every cap in one place, and a work budget with a deadline;
+and the checks a long loop inside the server makes (Ticker).
 
 Extraction runs inside PostgreSQL, in the PL/Python statement trigger that inserts blobs.
 PL/Python ignores statement_timeout and cancel requests until it returns, so whatever a
@@ -18,12 +19,24 @@ it is null when extraction was complete.
     b.expired()                     # True once the deadline has passed (sticky)
     b.over('symbols', MAX_SYMBOLS, 812)
     b.reason()                      # None, or the notes joined by '; '
+
+Edge resolution (codesift.resolve_edges, one statement over a whole repository) has a
+budget of RESOLVE_SECONDS, and its loops call a Ticker once per unit of work: every
+INTERRUPT_SECONDS the ticker runs a trivial statement, which is when PostgreSQL acts on a
+pending cancel or statement_timeout (raised into the loop as plpy's QueryCanceled: the
+statement ends with its usual error), and it says when the budget's time is spent.
+
+    tick = Ticker(Budget(RESOLVE_SECONDS), lambda: plpy.execute(plan))
+    for item in work:
+        if tick():
+            break                   # out of time: keep what was done (tick.limits.reason())
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 # --- caps per blob -----------------------------------------------------------------------
 
@@ -135,3 +148,56 @@ def blob_seconds(setting: str | None, superuser: bool = False) -> float:
 def unlimited() -> Budget:
     """Caps only: for callers outside the trigger (tests, tools) that want no deadline."""
     return Budget(seconds=None)
+
+
+# --- long loops of one statement ----------------------------------------------------------
+
+# Seconds one codesift.resolve_edges call may take before it stops deriving edges and
+# stores those it found: a bound for servers without a statement_timeout (its loops are
+# linear: 8,000 files of namesakes take 0.2 s).
+RESOLVE_SECONDS = 30.0
+# How often a Ticker runs its statement: the delay before a cancel or a statement_timeout
+# ends a loop inside the server (a statement costs about a microsecond).
+INTERRUPT_SECONDS = 0.02
+
+
+class Ticker:
+    """Called once per unit of work by a long loop inside the server: every `every` seconds
+    it calls `interrupts` (a function running a trivial statement, which raises a pending
+    cancel or statement timeout into the loop), and it returns True once the time of
+    `limits` is spent (then at every call). `ticks` counts the calls.
+
+    Call it outside any `try` that catches Exception: the cancel must end the statement."""
+
+    __slots__ = ("limits", "interrupts", "every", "ticks", "_next", "_spent")
+
+    def __init__(
+        self,
+        limits: Budget | None = None,
+        interrupts: Callable[[], object] | None = None,
+        every: float = INTERRUPT_SECONDS,
+    ):
+        self.limits = limits
+        self.interrupts = interrupts
+        self.every = every
+        self.ticks = 0
+        self._next = time.monotonic() + every
+        self._spent = False
+
+    def __call__(self) -> bool:
+        self.ticks += 1
+        if self._spent:
+            return True
+        if self.interrupts is not None:
+            now = time.monotonic()
+            if now >= self._next:
+                self._next = now + self.every
+                self.interrupts()
+        if self.limits is not None and self.limits.expired():
+            self._spent = True
+        return self._spent
+
+
+def no_ticks() -> bool:
+    """A Ticker that never stops anything (plain Python callers, tests)."""
+    return False

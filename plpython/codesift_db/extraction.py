@@ -9,7 +9,9 @@ bounded by the caps and the time budget of budget.py; what it left out is
 recorded in blobs.extraction_limited.
 
 resolve_repository_edges: turns the import statements of a repository's live
-files into edges between paths of that repository.
+files into edges between paths of that repository. Its loops tick a budget.Ticker:
+a cancel or statement_timeout ends it within budget.INTERRUPT_SECONDS, and past
+budget.RESOLVE_SECONDS it stores the edges found so far (a notice says so).
 """
 
 from . import (
@@ -235,6 +237,9 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
             sqlstate="42704",
         )
     tenant = owner[0]["tenant_id"]
+    limits = budget.Budget(budget.RESOLVE_SECONDS)
+    pending = plans.prepared(plpy, plans.load("check_interrupts"))
+    tick = budget.Ticker(limits, lambda: plpy.execute(pending))
     if sources is not None and len(sources) > MAX_SOURCE_PATHS:
         plpy.error(
             f"resolve_edges takes at most {MAX_SOURCE_PATHS:,} source paths; "
@@ -258,7 +263,10 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
         plpy.prepare(plans.load("live_imports"), ["bigint", "bigint", "text[]"]),
         [repository_id, tenant, sources],
     )
+    limits.phase("imports")
     for r in imports:
+        if tick():
+            break
         by_file.setdefault((r["path"], r["language"]), []).append(
             {
                 "module": r["module"],
@@ -277,13 +285,20 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
 
     resolved = []
     for (path, language), imps in by_file.items():
-        for edge in import_resolution.resolve_imports(path, imps, language, paths, go_module):
+        if tick():
+            break
+        for edge in import_resolution.resolve_imports(path, imps, language, paths, go_module, tick):
             add(path, edge["target"], edge["relation"], edge["names"], edge["line"], 1.0)
             resolved.append((path, edge["target"], edge["names"]))
     for source, target, relation, weight in _derived_edges(
-        plpy, repository_id, tenant, paths, resolved, sources
+        plpy, repository_id, tenant, paths, resolved, sources, tick
     ):
         add(source, target, relation, [], None, weight)
+    if limits.reason():
+        plpy.notice(
+            f"resolve_edges of repository {repository_id}: {limits.reason()}; "
+            f"the {len(cols[0]):,} edges found are stored"
+        )
     plpy.execute(
         plpy.prepare(plans.load("delete_edges"), ["bigint", "bigint", "text[]"]),
         [repository_id, tenant, sources],
@@ -297,19 +312,26 @@ def resolve_repository_edges(plpy, repository_id: int, sources: list[str] | None
     return len(cols[0])
 
 
-def _derived_edges(plpy, repository_id, tenant, paths, imports, sources) -> list[tuple]:
+def _derived_edges(plpy, repository_id, tenant, paths, imports, sources, tick) -> list[tuple]:
     """tests and references edges (derived_edges.py) from the sources (None: every file)."""
     only = frozenset(sources) if sources is not None else None
+    limits = tick.limits
+    limits.phase("definitions")
     defined = derived_edges.definers(
-        (r["path"], r["name"])
-        for r in plpy.execute(
-            plpy.prepare(plans.load("live_definitions"), ["bigint", "bigint"]),
-            [repository_id, tenant],
-        )
+        (
+            (r["path"], r["name"])
+            for r in plpy.execute(
+                plpy.prepare(plans.load("live_definitions"), ["bigint", "bigint"]),
+                [repository_id, tenant],
+            )
+        ),
+        tick,
     )
-    edges = derived_edges.naming_edges(paths, only) + derived_edges.reference_edges(
-        imports, defined
-    )
+    limits.phase("tests by name")
+    edges = derived_edges.naming_edges(paths, only, tick)
+    limits.phase("references")
+    edges += derived_edges.reference_edges(imports, defined, tick)
+    limits.phase("tests by use")
     # the tests' text in batches, up to MAX_TEST_TEXT characters in all: bounded memory
     # and work whatever the size of the test suite
     cursor = plpy.cursor(
@@ -322,16 +344,17 @@ def _derived_edges(plpy, repository_id, tenant, paths, imports, sources) -> list
         ],
     )
     read = 0
-    while read < derived_edges.MAX_TEST_TEXT:
+    while read < derived_edges.MAX_TEST_TEXT and not tick():
         batch = cursor.fetch(100)
         if not batch:
             break
         texts = {r["path"]: r["content"] for r in batch}
         read += sum(len(t) for t in texts.values())
-        edges += derived_edges.usage_edges(texts, defined)
+        edges += derived_edges.usage_edges(texts, defined, tick)
     # one edge per pair and relation: the strongest
     best: dict[tuple, tuple] = {}
     for e in edges:
+        tick()  # for a cancel: this loop is not cut short
         if e[0] != e[1] and (e[:3] not in best or best[e[:3]][3] < e[3]):
             best[e[:3]] = e
     return sorted(best.values())

@@ -11,6 +11,13 @@ files they name inside the same repository. Plain Python, no database.
 
 Which resolver reads a language is its ImportRules.style in languages.py. Nothing here raises
 on bad input: anything odd resolves to ``None`` / ``[]``.
+
+Resolving an import costs the same whatever the size of the repository: every lookup goes
+through the index of the paths (_Index, built once per paths object), and what depends on
+many paths (the files ending with a Java package path, the nearest of them to the importing
+file, a Go package's first file, the top-level folders holding a Python package) is indexed
+or computed once and kept. A repository of thousands of namesakes (m0001/src/com/acme/
+Util.java, ...) made each import compare the importing file with each of them.
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ from __future__ import annotations
 import posixpath
 import re
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from .budget import no_ticks
 from .languages import IMPORT_RULES
 
 __all__ = ["go_module_path", "resolve_import", "resolve_imports"]
@@ -46,6 +54,57 @@ def go_module_path(go_mod_text: str) -> str | None:
 # --------------------------------------------------------------------------------------
 # the repository index (built once per `paths` object)
 # --------------------------------------------------------------------------------------
+
+
+# Groups of paths up to this size are searched by reading them; larger ones are indexed.
+_SMALL = 16
+
+
+class _Trie:
+    """Paths by their components, first to last (or last to first): each node lists the
+    paths through it, in the order they were added (sorted, when added sorted)."""
+
+    __slots__ = ("children", "paths")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Trie] = {}
+        self.paths: list[str] = []
+
+    @classmethod
+    def of(cls, paths: Iterable[str], reverse: bool = False) -> _Trie:
+        root = cls()
+        for p in paths:
+            root.paths.append(p)
+            node = root
+            parts = p.split("/")
+            for part in reversed(parts) if reverse else parts:
+                child = node.children.get(part)
+                if child is None:
+                    child = node.children[part] = cls()
+                child.paths.append(p)
+                node = child
+        return root
+
+    def ending(self, rel: str) -> list[str]:
+        """In a reversed trie: the paths that are rel or end with '/' + rel."""
+        node = self
+        for part in reversed(rel.split("/")):
+            found = node.children.get(part)
+            if found is None:
+                return []
+            node = found
+        return node.paths
+
+    def nearest(self, source: str) -> str:
+        """In a trie of sorted paths: the first of those sharing the most leading
+        components with source (what _closest says, in the length of source)."""
+        node = self
+        for part in source.split("/"):
+            found = node.children.get(part)
+            if found is None:
+                break
+            node = found
+        return node.paths[0]
 
 
 class _Index:
@@ -76,6 +135,16 @@ class _Index:
         self._py_roots: dict[str, list[str]] | None = None
         self._rust_crates: dict[str, str] | None = None
         self._dirs_by_name: dict[str, list[str]] | None = None
+        self._tails: dict[str, list[str]] | None = None
+        # computed once per key (a folder, a relative path), kept for the index's life
+        self._suffixes: dict[tuple[str, str], _Trie] = {}
+        self._ending: dict[tuple[str, str], list[str]] = {}
+        self._nearest: dict[tuple[str, str], _Trie] = {}
+        self._go_files: dict[str, str | None] = {}
+        self._go_roots: dict[str, list[str]] = {}
+        self._java_files: dict[str, str | None] = {}
+        self._java_packages: dict[str, list[str]] = {}
+        self._rust_root: tuple[str, str] | None = None
 
     def has(self, path: str) -> bool:
         return path in self.paths
@@ -108,6 +177,110 @@ class _Index:
                     roots.setdefault(parts[1].rsplit(".", 1)[0], set()).add(parts[0])
             self._py_roots = {k: sorted(v) for k, v in roots.items()}
         return self._py_roots.get(top, [])
+
+    def top_dirs_holding(self, rels: Iterable[str], skip: Sequence[str]) -> str | None:
+        """The first top-level folder D (by name, not one of skip) holding a path D/rel for
+        one of rels."""
+        if self._tails is None:
+            tails: dict[str, list[str]] = {}
+            for p in self.paths:
+                head, slash, tail = p.partition("/")
+                if slash:
+                    tails.setdefault(tail, []).append(head)
+            for heads in tails.values():
+                heads.sort()
+            self._tails = tails
+        first = None
+        for rel in rels:
+            for head in self._tails.get(rel, ()):
+                if head not in skip:
+                    if first is None or head < first:
+                        first = head
+                    break
+        return first
+
+    def _ending_in(self, kind: str, group: list[str], rel: str) -> list[str]:
+        """The paths of group (sorted, all with rel's last component) that are rel or end
+        with '/' + rel, sorted."""
+        key = (kind, rel)
+        found = self._ending.get(key)
+        if found is None:
+            if len(group) <= _SMALL:
+                found = [p for p in group if p == rel or p.endswith("/" + rel)]
+            else:
+                last = (kind, rel.rpartition("/")[2])
+                trie = self._suffixes.get(last)
+                if trie is None:
+                    trie = self._suffixes[last] = _Trie.of(group, reverse=True)
+                found = trie.ending(rel)
+            self._ending[key] = found
+        return found
+
+    def files_ending(self, rel: str) -> list[str]:
+        """Files that are rel or end with '/' + rel, sorted."""
+        return self._ending_in("file", self.basenames.get(rel.rpartition("/")[2], []), rel)
+
+    def dirs_ending(self, rel: str) -> list[str]:
+        """Directories that are rel or end with '/' + rel, sorted."""
+        return self._ending_in("dir", self.dirs_named(rel.rpartition("/")[2]), rel)
+
+    def closest(self, source: str, kind: str, rel: str, found: list[str]) -> str:
+        """_closest(source, found), found being what (kind, rel) names: large lists are
+        indexed once."""
+        if len(found) <= _SMALL:
+            return _closest(source, found)
+        key = (kind, rel)
+        trie = self._nearest.get(key)
+        if trie is None:
+            trie = self._nearest[key] = _Trie.of(sorted(found))
+        return trie.nearest(source)
+
+    def go_package_file(self, directory: str) -> str | None:
+        """The first (by name) .go file of directory that is not a test."""
+        if directory not in self._go_files:
+            found = None
+            for name in self.files_in(directory):
+                if name.endswith(".go") and not name.endswith("_test.go"):
+                    found = _join(directory, name)
+                    break
+            self._go_files[directory] = found
+        return self._go_files[directory]
+
+    def go_mod_roots(self, directory: str) -> list[str]:
+        """The folders from directory up holding a go.mod, innermost first, then ''."""
+        roots = self._go_roots.get(directory)
+        if roots is None:
+            roots = []
+            d = directory
+            while True:
+                if self.has(_join(d, "go.mod")):
+                    roots.append(d)
+                if not d:
+                    break
+                d = posixpath.dirname(d)
+            if "" not in roots:
+                roots.append("")
+            self._go_roots[directory] = roots
+        return roots
+
+    def java_file(self, directory: str) -> str | None:
+        """The first (by name) .java file of directory."""
+        if directory not in self._java_files:
+            found = None
+            for name in self.files_in(directory):
+                if name.endswith(".java"):
+                    found = _join(directory, name)
+                    break
+            self._java_files[directory] = found
+        return self._java_files[directory]
+
+    def java_package_files(self, rel: str) -> list[str]:
+        """The first .java file of each directory that is rel or ends with '/' + rel."""
+        found = self._java_packages.get(rel)
+        if found is None:
+            found = [f for d in self.dirs_ending(rel) if (f := self.java_file(d)) is not None]
+            self._java_packages[rel] = found
+        return found
 
     def rust_crates(self) -> dict[str, str]:
         """Workspace crate name (with '_') -> its src directory, from */src/lib.rs."""
@@ -142,6 +315,8 @@ def _index(paths: Any) -> _Index:
         ref = weakref.ref(paths)
     except TypeError:
         return idx
+    # the indexes of paths gone (a finished resolve_edges) are let go with what they keep
+    _INDEX_CACHE[:] = [entry for entry in _INDEX_CACHE if entry[0]() is not None]
     _INDEX_CACHE.insert(0, (ref, len(paths), idx))
     del _INDEX_CACHE[_INDEX_CACHE_SIZE:]
     return idx
@@ -211,38 +386,43 @@ def resolve_imports(
     language: str,
     paths: frozenset[str] | set[str],
     go_module: str | None = None,
+    tick: Callable[[], bool] = no_ticks,
 ) -> list[dict]:
     """Resolve every import of one file: the resolved ones, each a copy with ``target`` set.
 
     ``from pkg import a, b`` whose names are submodules gives one entry per submodule file
     (names narrowed to it) plus, for the remaining names, one for the package itself. Self
-    edges (an import resolving to its own file) are dropped. Never raises."""
+    edges (an import resolving to its own file) are dropped. Never raises but what `tick`
+    (budget.Ticker, called once per import) raises; its True stops with the imports
+    resolved so far."""
     out: list[dict] = []
     try:
         idx = _index(paths)
-        for imp in imports:
-            try:
-                module = imp["module"]
-                names = list(imp.get("names") or [])
-                by_target: dict[str, list[str]] = {}
-                if language in ("python", "rust") and names:
-                    for name in names:
-                        target = resolve_import(
-                            path, module, language, idx.paths, go_module, names=[name]
-                        )
-                        if target is not None:
-                            by_target.setdefault(target, []).append(name)
-                else:
-                    target = resolve_import(path, module, language, idx.paths, go_module)
-                    if target is not None:
-                        by_target[target] = names
-                for target, tnames in by_target.items():
-                    if target != path:
-                        out.append({**imp, "names": tnames, "target": target})
-            except Exception:
-                continue
     except Exception:
         return out
+    for imp in imports:
+        if tick():
+            break
+        try:
+            module = imp["module"]
+            names = list(imp.get("names") or [])
+            by_target: dict[str, list[str]] = {}
+            if language in ("python", "rust") and names:
+                for name in names:
+                    target = resolve_import(
+                        path, module, language, idx.paths, go_module, names=[name]
+                    )
+                    if target is not None:
+                        by_target.setdefault(target, []).append(name)
+            else:
+                target = resolve_import(path, module, language, idx.paths, go_module)
+                if target is not None:
+                    by_target[target] = names
+            for target, tnames in by_target.items():
+                if target != path:
+                    out.append({**imp, "names": tnames, "target": target})
+        except Exception:
+            continue
     return out
 
 
@@ -339,8 +519,13 @@ def _resolve_python(
         return None
     top = dotted.split(".", 1)[0]
     roots = ["", "src"]
-    roots.extend(r for r in idx.py_roots(top) if r not in roots)
-    for root in roots:
+    more = [r for r in idx.py_roots(top) if r not in roots]
+    if len(more) > _SMALL:
+        # many top-level folders hold a `top`: the first holding one of the files the
+        # import may name (each of them passes the checks below)
+        first = idx.top_dirs_holding(_py_candidates(dotted, names), roots)
+        more = [first] if first is not None else []
+    for root in roots + more:
         if root and root not in idx.dirs:
             continue
         if _join(root, top) not in idx.dirs and not idx.has(_join(root, top) + ".py"):
@@ -352,14 +537,21 @@ def _resolve_python(
     return None
 
 
+def _py_candidates(dotted: str, names: Sequence[str] | None) -> list[str]:
+    """The paths, relative to a root, that _py_resolve_in(root, dotted, names) looks for."""
+    modules = [f"{dotted}.{n}" for n in names or () if n and n != "*" and re.fullmatch(r"\w+", n)]
+    out = []
+    for module in [*modules, dotted]:
+        rel = module.replace(".", "/")
+        out += [rel + ".py", rel + ".pyi", rel + "/__init__.py", rel + "/__init__.pyi"]
+    return out
+
+
 # --- Go -------------------------------------------------------------------------------
 
 
 def _go_package_file(directory: str, idx: _Index) -> str | None:
-    for name in idx.files_in(directory):
-        if name.endswith(".go") and not name.endswith("_test.go"):
-            return _join(directory, name)
-    return None
+    return idx.go_package_file(directory)
 
 
 def _resolve_go(source: str, module: str, idx: _Index, go_module: str | None) -> str | None:
@@ -371,17 +563,7 @@ def _resolve_go(source: str, module: str, idx: _Index, go_module: str | None) ->
     if gm and (module == gm or module.startswith(gm + "/")):
         rel = module[len(gm) :].lstrip("/")
         # the go.mod may sit in a subdirectory: prefer the one enclosing the source file
-        roots = []
-        d = posixpath.dirname(source)
-        while True:
-            if idx.has(_join(d, "go.mod")):
-                roots.append(d)
-            if not d:
-                break
-            d = posixpath.dirname(d)
-        if "" not in roots:
-            roots.append("")
-        for r in roots:
+        for r in idx.go_mod_roots(posixpath.dirname(source)):
             directory = _norm(_join(r, rel))
             if directory is not None:
                 candidates.append(directory)
@@ -415,9 +597,8 @@ def _closest(source: str, found: list[str]) -> str:
 
 def _java_class_file(source: str, segments: list[str], idx: _Index) -> str | None:
     rel = "/".join(segments) + ".java"
-    candidates = idx.basenames.get(segments[-1] + ".java", [])
-    found = [p for p in candidates if p == rel or p.endswith("/" + rel)]
-    return _closest(source, found) if found else None
+    found = idx.files_ending(rel)
+    return idx.closest(source, "class", rel, found) if found else None
 
 
 def _resolve_java(source: str, module: str, idx: _Index) -> str | None:
@@ -429,15 +610,9 @@ def _resolve_java(source: str, module: str, idx: _Index) -> str | None:
         if not package:
             return None
         rel = "/".join(package)
-        dirs = [d for d in idx.dirs_named(package[-1]) if d == rel or d.endswith("/" + rel)]
-        found = []
-        for d in dirs:
-            for name in idx.files_in(d):
-                if name.endswith(".java"):
-                    found.append(_join(d, name))
-                    break
+        found = idx.java_package_files(rel)
         if found:
-            return _closest(source, found)
+            return idx.closest(source, "package", rel, found)
         segments = package  # import static a.b.Strings.* : the class itself
     # a.b.C, a.b.C.member (static), a.b.Outer.Inner: drop trailing segments while the new
     # last segment still looks like a class name
@@ -473,6 +648,14 @@ def _rust_module_dir(source: str) -> str:
 
 
 def _rust_crate_root(source: str, idx: _Index) -> str:
+    """The folder of the crate root (lib.rs, main.rs) enclosing source; kept for the last
+    source asked about (resolve_imports asks once per import of one file)."""
+    if idx._rust_root is None or idx._rust_root[0] != source:
+        idx._rust_root = (source, _rust_crate_root_of(source, idx))
+    return idx._rust_root[1]
+
+
+def _rust_crate_root_of(source: str, idx: _Index) -> str:
     d = posixpath.dirname(source)
     while True:
         if any(idx.has(_join(d, f)) for f in _RUST_ROOT_FILES):
