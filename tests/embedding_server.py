@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from codesift_db import minilm
+from codesift_db.embed import minilm
 
 
 class EmbeddingServer(ThreadingHTTPServer):

@@ -944,7 +944,7 @@ _one_line_summaries(app, tenant_app, token_app, hook_app)
 
 
 def main() -> None:
-    from codesift_db.embedders import EmbedderUnavailable
+    from codesift_db.embed.embedders import EmbedderUnavailable
 
     try:
         app()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from codesift_db.embedders import EndpointUnreachable, InputRejected
+from codesift_db.embed.embedders import EndpointUnreachable, InputRejected
 from codesift_db.embedtext import embedding_key, file_text, symbol_text
 
 from . import db
@@ -243,7 +243,7 @@ def load_settings(conn: psycopg.Connection) -> dict[str, str]:
 def _load_model(model_name: str, dim: int, settings: Mapping[str, str] | None = None):
     """The embedder codesift.settings configures (embedders.from_settings); without the
     settings, the built-in MiniLM, refused unless it is the database's model."""
-    from codesift_db import embedders
+    from codesift_db.embed import embedders
 
     settings = settings if settings is not None else {}
     settings = {**settings, "embedding_model": model_name, "embedding_dim": str(dim)}

@@ -30,7 +30,7 @@ from pathlib import Path
 import psycopg
 import psycopg.errors
 import psycopg.sql
-from codesift_db.symbols import detect_language
+from codesift_db.ingest.symbols import detect_language
 
 from . import cochange, db, git, ignore
 from .embedder import EmbedStats, embed_pending, notify

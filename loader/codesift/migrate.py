@@ -130,7 +130,7 @@ class EmbedderChoice:
 
     def checked(self) -> "EmbedderChoice":
         """The choice with its defaults filled in; MigrationError on a contradiction."""
-        from codesift_db import embedders, minilm
+        from codesift_db.embed import embedders, minilm
 
         if self.provider == embedders.BUILTIN:
             if self.endpoint is not None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import psycopg
-from codesift_db.embedders import EndpointUnreachable
+from codesift_db.embed.embedders import EndpointUnreachable
 
 from . import db
 from .embedder import CHANNEL, Backoff, Embedding, EmbedStats, error_text, pending

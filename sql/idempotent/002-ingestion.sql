@@ -42,7 +42,7 @@ volatile
 security invoker
 set search_path = codesift, public
 as $$
-from codesift_db.extraction import on_blobs_inserted
+from codesift_db.ingest.extraction import on_blobs_inserted
 on_blobs_inserted(plpy)
 $$;
 
@@ -64,7 +64,7 @@ volatile strict
 security invoker
 set search_path = codesift, public
 as $$
-from codesift_db.extraction import resolve_repository_edges
+from codesift_db.ingest.extraction import resolve_repository_edges
 return resolve_repository_edges(plpy, repository_id)
 $$;
 
@@ -81,7 +81,7 @@ volatile strict
 security invoker
 set search_path = codesift, public
 as $$
-from codesift_db.extraction import resolve_repository_edges
+from codesift_db.ingest.extraction import resolve_repository_edges
 return resolve_repository_edges(plpy, repository_id, list(source_paths))
 $$;
 

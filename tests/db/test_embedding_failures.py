@@ -18,7 +18,7 @@ from codesift.embedder import MAX_ATTEMPTS, Backoff
 from codesift.indexer import index_repository
 from codesift.migrate import EmbedderChoice, migrate
 from codesift.worker import WorkerOptions, run
-from codesift_db import minilm
+from codesift_db.embed import minilm
 
 from tests.db.test_embedding_queue import DEADLINE_SECONDS, _poll
 from tests.embedding_server import EmbeddingServer, embedding_server

@@ -9,8 +9,8 @@ import psycopg
 import pytest
 from codesift.indexer import index_repository
 from codesift.migrate import EmbedderChoice, migrate
-from codesift_db import minilm
-from codesift_db.embedders import EmbedderUnavailable
+from codesift_db.embed import minilm
+from codesift_db.embed.embedders import EmbedderUnavailable
 
 from tests.embedding_server import embedding_server
 

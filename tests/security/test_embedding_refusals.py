@@ -13,7 +13,7 @@ from codesift.embedder import ERROR_CHARS
 from codesift.indexer import index_repository
 from codesift.migrate import EmbedderChoice, migrate
 from codesift.worker import WorkerOptions, run
-from codesift_db import minilm
+from codesift_db.embed import minilm
 
 from tests.embedding_server import embedding_server
 

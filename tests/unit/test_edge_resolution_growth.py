@@ -14,9 +14,9 @@ import random
 import sys
 from collections.abc import Callable
 
-from codesift_db import derived_edges as d
 from codesift_db.file_kinds import file_kind
-from codesift_db.import_resolution import resolve_import, resolve_imports
+from codesift_db.ingest import derived_edges as d
+from codesift_db.ingest.import_resolution import resolve_import, resolve_imports
 
 N = 300  # files of each kind on the small side; the large side has twice as many
 LINEAR = 2.6  # growth of the work from n to 2n: 2 when linear, 4 when quadratic

@@ -7,7 +7,7 @@ import socket
 import pytest
 from codesift.embedder import Backoff, error_text
 from codesift.errors import CodesiftError
-from codesift_db import embedders, minilm
+from codesift_db.embed import embedders, minilm
 
 from tests.embedding_server import embedding_server
 from tests.unit.test_embedders import TEXTS, openai_settings

@@ -1,11 +1,11 @@
-"""codesift_db.embedders against a real OpenAI-compatible server on loopback (no database)."""
+"""codesift_db.embed.embedders against a real OpenAI-compatible server on loopback (no database)."""
 
 import math
 import socket
 
 import numpy as np
 import pytest
-from codesift_db import embedders, minilm
+from codesift_db.embed import embedders, minilm
 
 from tests.embedding_server import embedding_server
 

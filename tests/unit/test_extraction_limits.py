@@ -12,8 +12,9 @@ import random
 import re
 
 import pytest
-from codesift_db import budget, extraction, identifiers, import_extraction, symbols
+from codesift_db import budget, identifiers
 from codesift_db.budget import Budget
+from codesift_db.ingest import extraction, import_extraction, symbols
 
 MIB = 1 << 20
 

@@ -4,7 +4,7 @@ database) and co-change from a git history (loader/codesift/cochange.py)."""
 from datetime import UTC, datetime, timedelta
 
 from codesift import cochange
-from codesift_db import derived_edges as d
+from codesift_db.ingest import derived_edges as d
 from codesift_db.pipeline import graph
 
 

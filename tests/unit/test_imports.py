@@ -3,8 +3,8 @@
 import time
 
 import pytest
-from codesift_db.import_extraction import MAX_PARSE_BYTES, extract_imports
-from codesift_db.import_resolution import go_module_path, resolve_import, resolve_imports
+from codesift_db.ingest.import_extraction import MAX_PARSE_BYTES, extract_imports
+from codesift_db.ingest.import_resolution import go_module_path, resolve_import, resolve_imports
 
 
 def mods(imports):

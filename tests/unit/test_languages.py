@@ -1,6 +1,6 @@
-"""The table of languages (codesift_db.languages): what each name, extension and alias maps to."""
+"""The table of languages (codesift_db.ingest.languages): what each name and extension maps to."""
 
-from codesift_db import import_extraction, languages, symbols
+from codesift_db.ingest import import_extraction, languages, symbols
 
 
 def test_extensions_file_names_and_aliases():

@@ -1,6 +1,6 @@
 """Doc comments above symbols: they feed the lexical terms and the embedding text."""
 
-from codesift_db.symbols import leading_comment
+from codesift_db.ingest.symbols import leading_comment
 
 JS = """x = 1;
 /**

@@ -1,4 +1,4 @@
-"""Unit tests of codesift_db.minilm, the NumPy all-MiniLM-L6-v2 (no database).
+"""Unit tests of codesift_db.embed.minilm, the NumPy all-MiniLM-L6-v2 (no database).
 
 minilm_reference.json holds 8 texts and their vectors from sentence-transformers on torch
 (versions in its "reference" field), rounded to 6 decimals. It was made outside the project
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from codesift_db import minilm
+from codesift_db.embed import minilm
 
 pytestmark = pytest.mark.skipif(
     not minilm.model_available(),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from codesift_db import embedders, minilm, minilm_onnx
+from codesift_db.embed import embedders, minilm, minilm_onnx
 
 pytestmark = pytest.mark.skipif(
     not minilm_onnx.available(), reason="onnxruntime, onnx or the model package is not installed"

@@ -5,8 +5,8 @@ with what was found so far."""
 
 import pytest
 from codesift_db import budget
-from codesift_db import derived_edges as d
-from codesift_db.import_resolution import resolve_imports
+from codesift_db.ingest import derived_edges as d
+from codesift_db.ingest.import_resolution import resolve_imports
 
 
 class Canceled(Exception):

@@ -1,4 +1,4 @@
-"""Unit tests for codesift_db.symbols (no server needed).
+"""Unit tests for codesift_db.ingest.symbols (no server needed).
 
 Every per-language case lists the expected (qualified_name, kind, start_line, end_line) of each
 symbol, checked by hand against the source. The *_SMALL cases were written down before the
@@ -11,8 +11,8 @@ import time
 from typing import NamedTuple
 
 import pytest
-from codesift_db import symbols
-from codesift_db.symbols import detect_language, extract_symbols
+from codesift_db.ingest import symbols
+from codesift_db.ingest.symbols import detect_language, extract_symbols
 
 KEYS = {
     "name",

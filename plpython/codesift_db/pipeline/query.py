@@ -2,7 +2,8 @@
 large file's stand-in symbols, and the query vector (the caller's, checked, or embedded
 here with the database's active model)."""
 
-from .. import embedders, identifiers, plans
+from .. import identifiers, plans
+from ..embed import embedders
 from ..errcodes import DATA_EXCEPTION
 from .params import Params, fail
 

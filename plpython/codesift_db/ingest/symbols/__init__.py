@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import re
 
-from .. import budget
+from ... import budget
 from ..languages import GRAMMARS, canonical, detect_language
 from .comments import MAX_DOC_LINES, leading_comment
 from .core import MAX_SIGNATURE_CHARS, MAX_SYMBOL_CHARS, MAX_SYMBOL_LINES, _Out, _Source

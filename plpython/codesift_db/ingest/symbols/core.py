@@ -7,7 +7,7 @@ from __future__ import annotations
 from itertools import accumulate
 from operator import sub
 
-from .. import budget
+from ... import budget
 
 MAX_SYMBOL_LINES = 120
 MAX_SYMBOL_CHARS = 6000

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from .. import budget
+from ... import budget
 from .core import _collapse, _emit, _Out, _Source
 
 FALLBACK_WINDOW_LINES = 60

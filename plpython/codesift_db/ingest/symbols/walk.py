@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib
 
-from .. import budget
+from ... import budget
 from ..languages import GRAMMARS
 from .c import _C_SPEC, _CPP_SPEC
 from .core import MAX_SIGNATURE_CHARS, _collapse, _emit, _Out, _Source, _within_limits

@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .budget import no_ticks
+from ..budget import no_ticks
 from .languages import IMPORT_RULES
 
 __all__ = ["go_module_path", "resolve_import", "resolve_imports"]
