@@ -36,6 +36,9 @@ port=${CODESIFT_DB_PORT:-54329}
 dbname=codesift
 # The roles codesift connects as with peer authentication.
 peer_roles="postgres codesift_app codesift_loader"
+# PostgreSQL 16+: connections kept for codesift_app and codesift_loader (SERVICE_RESERVE
+# in loader/codesift/tenants.py)
+reserved_connections=10
 
 say() { printf '[db] %s\n' "$*" >&2; }
 die() { printf 'codesift db: %s\n' "$*" >&2; exit 1; }
@@ -134,6 +137,12 @@ local   all       all   scram-sha-256"
 codesift  $u  $r"; done
   done
   write_owned "$data/pg_ident.conf" "$ident"
+  # PostgreSQL 16+: connections that only superusers, codesift_app and codesift_loader
+  # (pg_use_reserved_connections, granted by the migration) may take, so that per-tenant
+  # login roles never lock the services out; before 16 their limits leave that reserve
+  local reserve=""
+  [ "$pg" -lt 16 ] || reserve="
+reserved_connections = $reserved_connections"
   write_owned "$data/codesift.conf" "# Written by codesift's scripts/db.sh on every start (included by postgresql.conf).
 # The embedded cluster: a unix socket only, reachable by its owner only.
 listen_addresses = ''
@@ -142,7 +151,7 @@ unix_socket_permissions = 0700
 port = $port
 password_encryption = 'scram-sha-256'
 shared_buffers = 512MB
-maintenance_work_mem = 512MB"
+maintenance_work_mem = 512MB$reserve"
   if ! grep -qx "include_if_exists = 'codesift.conf'" "$data/postgresql.conf"; then
     printf '%s\n' "include_if_exists = 'codesift.conf'" | as_owner sh -c 'cat >>"$1"' sh "$data/postgresql.conf"
     config_changed=1
@@ -204,8 +213,9 @@ start() {
       as_owner "$pg_bin/pg_ctl" -D "$data" reload >/dev/null
       say "already running ($data): reloaded the new authentication settings"
       if [ "$(psql_super 'show unix_socket_permissions')" != 0700 ] ||
+        { [ "$pg" -ge 16 ] && [ "$(psql_super 'show reserved_connections')" != "$reserved_connections" ]; } ||
         [ "$(psql_super 'show port')" != "$port" ]; then
-        say "restart it to apply the socket settings (scripts/db.sh stop; scripts/db.sh start); its socket folder is 0700 meanwhile"
+        say "restart it to apply the socket and connection settings (scripts/db.sh stop; scripts/db.sh start); its socket folder is 0700 meanwhile"
       fi
     else
       say "already running ($data)"

@@ -548,9 +548,21 @@ def tenant_create(
             "granted when it exists. Needs the DSN you migrate with.",
         ),
     ] = None,
+    connection_limit: Annotated[
+        int | None,
+        typer.Option(
+            help="How many connections the login role may hold at once (default 5, or the "
+            "limit it has). All per-tenant roles' limits together must leave 10 for "
+            "codesift_app and codesift_loader, unless the server reserves connections for "
+            "them (PostgreSQL 16+ reserved_connections).",
+        ),
+    ] = None,
 ) -> None:
     """Create a tenant (if missing) and, with --login-role, a role confined to it."""
     from .tenants import create_tenant, grant_login_role
+
+    if connection_limit is not None and login_role is None:
+        raise CodesiftError("--connection-limit is the limit of --login-role: name the role")
 
     with db.connect(autocommit=True) as conn:
         with db.acting_as_loader(conn):
@@ -558,14 +570,15 @@ def tenant_create(
         err.print(plain(f"tenant '{name}' {'created' if created else 'already exists'}"))
         if login_role is None:
             return
-        granted = grant_login_role(conn, name, login_role)
+        granted = grant_login_role(conn, name, login_role, connection_limit)
     params = {**conninfo_to_dict(db.current_dsn()), "user": granted.role}
     params.pop("password", None)
     dsn = make_conninfo("", **params)
     err.print(
         plain(
             f"role '{granted.role}' {'created' if granted.created else 'granted'}: "
-            f"it sees tenant '{name}' only"
+            f"it sees tenant '{name}' only, with at most {granted.connection_limit} "
+            "connections at once"
         )
     )
     if granted.password:

@@ -57,9 +57,35 @@ revoke execute on function codesift.forget_repository(text, text) from codesift_
 revoke execute on function codesift.forget_tenant() from codesift_app, codesift_tenant;
 -- migrations only
 revoke execute on function codesift._policy_tenant() from codesift_app, codesift_loader, codesift_tenant;
+-- codesift tenant create --login-role (a superuser's), and the upgrade
+revoke execute on function codesift._limit_login_role(text, integer)
+from codesift_app, codesift_loader, codesift_tenant;
 
 -- MCP bearer tokens: the loader (codesift token create/list/revoke) manages its
 -- tenant's; the MCP HTTP server (codesift_app) maps a token's hash to its tenant
 -- through token_tenant() only; per-tenant login roles see neither.
 grant select, insert, update on codesift.mcp_tokens to codesift_loader;
 revoke execute on function codesift.token_tenant(text) from codesift_loader, codesift_tenant;
+
+-- PostgreSQL 16+: the service roles may use the connections the server keeps in
+-- reserve (reserved_connections), which per-tenant login roles cannot, so no
+-- number of BI sessions locks the application or the loader out. Granting a
+-- predefined role needs a superuser: a migration by the schema owner leaves it
+-- to the administrator (GRANT pg_use_reserved_connections TO codesift_app WITH
+-- INHERIT TRUE), and the per-tenant roles' limits then leave the reserve instead
+-- (codesift tenant create refuses limits that would not).
+do $$
+declare
+    service text;
+begin
+    if to_regrole('pg_use_reserved_connections') is null
+        or not (select a.rolsuper from pg_catalog.pg_roles as a where a.rolname = current_user) then
+        return;
+    end if;
+    foreach service in array array['codesift_app', 'codesift_loader'] loop
+        if not pg_has_role(service, 'pg_use_reserved_connections', 'USAGE') then
+            execute format('grant pg_use_reserved_connections to %I with inherit true', service);
+        end if;
+    end loop;
+end
+$$;
