@@ -466,68 +466,57 @@ def ask(
     ] = False,
 ) -> None:
     """Ask a question: prints what pack_context returns (the same SQL any client can call)."""
-    import psycopg
-    from rich.table import Table
+    from .ask import run
 
-    if question == "-":
-        question = _question_from_stdin()
+    run(question, repo, tenant, ref, budget, explain)
 
-    # queries may go to a read replica (CODESIFT_READ_DSN); indexing never does
-    with db.connect(db.read_dsn(), autocommit=True) as conn, db.acting_as_loader(conn):
-        row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
-        if row is None:
-            raise CodesiftError(f"unknown tenant '{tenant}': index a repository for it first")
-        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
-        conn.add_notice_handler(
-            lambda n: err.print(Text("notice:", style="yellow"), plain(n.message_primary))
-        )
-        try:
-            if explain:
-                with db.tenant_transaction(conn):
-                    rows = conn.execute(
-                        "select candidate, path, start_line, end_line, symbol, kind, lexical_rank,"
-                        " dense_rank, graph_hop, round(score::numeric, 5), decision, tokens"
-                        " from codesift.explain_context(%s, repo => %s, token_budget => %s,"
-                        " ref => %s)",
-                        (question, repo, budget, ref),
-                    ).fetchall()
-                table = Table(
-                    "#",
-                    "path",
-                    "lines",
-                    "symbol",
-                    "kind",
-                    "lex",
-                    "dense",
-                    "hop",
-                    "score",
-                    "decision",
-                    "tokens",
-                )
-                for r in rows:
-                    table.add_row(
-                        str(r[0]),
-                        plain(r[1]),
-                        f"{r[2]}-{r[3]}",
-                        plain(r[4] or ""),
-                        plain(r[5]),
-                        *(plain(x) if x is not None else "" for x in r[6:]),
-                    )
-                _stdout().print(table)
-                return
-            with db.tenant_transaction(conn):
-                row = conn.execute(
-                    "select codesift.pack_context_text(%s, repo => %s, token_budget => %s,"
-                    " ref => %s)",
-                    (question, repo, budget, ref),
-                ).fetchone()
-            assert row is not None  # a function call returns one row
-            text = row[0]
-        except psycopg.Error as exc:
-            hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
-            raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
-    # exact for programs; a terminal never receives the code's control characters
-    print(strip_controls(text) if sys.stdout.isatty() else text)
+
+@app.command()
+def outline(
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="A file: its path in the repository, or as search results cite it "
+            "(repo:path, repo:path:10-20)."
+        ),
+    ],
+    repo: Annotated[
+        str | None,
+        typer.Option(help="Repository name (needed when several repositories have the path)."),
+    ] = None,
+    ref: Annotated[
+        str | None, typer.Option(help="Indexed ref (default: the repository's default ref).")
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="Tenant whose repositories to read.")] = "default",
+) -> None:
+    """The outline of a file: each symbol's lines, signature (nested by depth) and doc line,
+    from file_outline."""
+    from .outline import print_outline
+
+    print_outline(path, repo, ref, tenant)
+
+
+@app.command("repo-map")
+def repo_map(
+    repo: Annotated[
+        str | None, typer.Option(help="Repository name (default: all of the tenant's).")
+    ] = None,
+    path_prefix: Annotated[
+        str | None, typer.Option(help="Only files under this folder (e.g. src/).")
+    ] = None,
+    budget: Annotated[int, typer.Option(help="Token budget of the map.", min=1)] = 2000,
+    ref: Annotated[
+        str | None,
+        typer.Option(help="Indexed ref (default: each repository's default ref)."),
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="Tenant whose repositories to map.")] = "default",
+) -> None:
+    """A map of a repository or folder: its most central files (PageRank over imports,
+    tests and co-changes), each with its outline, packed under a token budget, from
+    repo_map."""
+    from .outline import print_map
+
+    print_map(repo, path_prefix, budget, ref, tenant)
 
 
 tenant_app = typer.Typer(

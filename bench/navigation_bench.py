@@ -1,0 +1,200 @@
+"""file_outline and repo_map latency on an indexed repository (prints only, never asserts).
+
+    .venv/bin/python bench/navigation_bench.py CHECKOUT [--rounds 20] [--outlines 20]
+        [--synthetic N] [--keep]
+
+Indexes CHECKOUT's HEAD with the real loader (no embeddings) into a fresh database,
+codesift_bench_nav on CODESIFT_DSN's server, as tenant 'bench'; with --synthetic N, also a
+generated repository of N Python modules, each importing 3 others (a few hubs imported by
+many), to see the map near its caps. Then, as the application role with the tenant set,
+round after round with the calls interleaved (the host drifts), it times:
+
+  outline:big    file_outline of the --outlines files with the most symbols
+  outline:any    file_outline of --outlines files picked evenly by path
+  outline:unknown  file_outline of a path no file has (the error, with the nearest paths)
+  map:B          repo_map of the whole repository with token_budget B (1000, 2000, 8000)
+  map:prefix     repo_map of its largest top-level folder (budget 2000)
+
+and prints the median (p50) and p90 milliseconds of each, after one warm-up round. The
+first call on a new connection (importing the module and NumPy in the backend) is printed
+on its own. --keep leaves the database for another run (--reuse skips indexing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchdb  # noqa: E402
+import psycopg  # noqa: E402
+from codesift.indexer import index_repository  # noqa: E402
+
+DB = "codesift_bench_nav"
+TENANT = "bench"
+BUDGETS = (1000, 2000, 8000)
+
+
+def synthetic(root: Path, n: int, seed: int = 7) -> None:
+    """n modules m00000.py.. in folders of 100, each importing 3 others (one of 10 hubs)."""
+    rng = random.Random(seed)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    name = [f"pkg/d{i // 100:03d}/m{i:05d}" for i in range(n)]
+    for i in range(n):
+        path = root / f"{name[i]}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        targets = {rng.randrange(10), rng.randrange(n), rng.randrange(n)} - {i}
+        imports = "".join(f"from {name[t].replace('/', '.')} import f{t}\n" for t in targets)
+        path.write_text(
+            imports + f"\n\nclass C{i}:\n    def method(self):\n        return {i}\n\n\n"
+            f"def f{i}(x):\n    return C{i}().method() + x\n"
+        )
+    for d in {p.rsplit("/", 1)[0] for p in name} | {"pkg"}:
+        (root / d / "__init__.py").write_text("")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+        + ["commit", "-q", "-m", "synthetic"],
+        cwd=root,
+        check=True,
+    )
+
+
+def index(root: Path, name: str) -> float:
+    start = time.perf_counter()
+    with benchdb.connect(DB) as conn:
+        index_repository(conn, root, name=name, tenant=TENANT, embed=False, show_progress=False)
+    return time.perf_counter() - start
+
+
+def app_connection() -> psycopg.Connection:
+    with benchdb.connect(DB) as owner:
+        row = owner.execute("select id from codesift.tenants where name = %s", (TENANT,)).fetchone()
+    assert row is not None
+    conn = psycopg.connect(benchdb.dsn(DB), autocommit=True, user="codesift_app")
+    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
+    conn.add_notice_handler(lambda n: None)
+    return conn
+
+
+def sizes(conn, repo: str) -> dict:
+    row = conn.execute(
+        "select live_files, symbols, edges from codesift.repository_status(%s)", (repo,)
+    ).fetchone()
+    return {"files": row[0], "symbols": row[1], "edges": row[2]}
+
+
+def pick(conn, repo: str, k: int) -> tuple[list[str], list[str], str | None]:
+    """(the k files with the most symbols, k files evenly by path, the largest folder)."""
+    counts = conn.execute(
+        "select f.path, count(s.id) from codesift.files f"
+        " join codesift.repositories r on r.id = f.repository_id and r.name = %s"
+        " left join codesift.code_symbols s on s.tenant_id = f.tenant_id"
+        " and s.blob_sha = f.blob_sha where f.live group by f.path order by f.path",
+        (repo,),
+    ).fetchall()
+    big = [p for p, _ in sorted(counts, key=lambda c: -c[1])[:k]]
+    step = max(1, len(counts) // k)
+    even = [p for p, _ in counts[::step][:k]]
+    folders: dict[str, int] = {}
+    for p, _ in counts:
+        if "/" in p:
+            folders[p.split("/", 1)[0] + "/"] = folders.get(p.split("/", 1)[0] + "/", 0) + 1
+    folder = max(folders, key=lambda f: folders[f]) if folders else None
+    return big, even, folder
+
+
+def timed(conn, sql: str, params: tuple) -> float:
+    start = time.perf_counter()
+    conn.execute(sql, params).fetchall()
+    return (time.perf_counter() - start) * 1000
+
+
+def timed_error(conn, sql: str, params: tuple) -> float:
+    """The milliseconds of a call that fails (an unknown file: the hint's nearest paths)."""
+    start = time.perf_counter()
+    try:
+        conn.execute(sql, params).fetchall()
+    except psycopg.errors.UndefinedObject:
+        return (time.perf_counter() - start) * 1000
+    raise AssertionError(f"{params} did not fail")
+
+
+def bench(repo: str, rounds: int, k: int) -> None:
+    conn = app_connection()
+    print(f"{repo}: {sizes(conn, repo)}")
+    big, even, folder = pick(conn, repo, k)
+    outline = "select * from codesift.file_outline(%s, repo => %s)"
+    repo_map = "select * from codesift.repo_map(repo => %s, path_prefix => %s, token_budget => %s)"
+    calls: dict[str, Callable[[int], float]] = {
+        "outline:big": lambda r: timed(conn, outline, (big[r % len(big)], repo)),
+        "outline:any": lambda r: timed(conn, outline, (even[r % len(even)], repo)),
+        "outline:unknown": lambda r: timed_error(conn, outline, (even[0] + "x/y.zz", repo)),
+    }
+    for b in BUDGETS:
+        calls[f"map:{b}"] = lambda r, b=b: timed(conn, repo_map, (repo, None, b))
+    if folder:
+        calls[f"map:prefix {folder}"] = lambda r: timed(conn, repo_map, (repo, folder, 2000))
+    cold = app_connection()
+    first = timed(cold, repo_map, (repo, None, 2000))
+    cold.close()
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for r in range(rounds + 1):
+        for name, call in calls.items():
+            ms = call(r)
+            if r:  # the first round warms caches
+                times[name].append(ms)
+    print(f"  first repo_map on a new connection: {first:.1f} ms")
+    print(f"  {'call':<24} {'p50 ms':>8} {'p90 ms':>8}")
+    for name, values in times.items():
+        values.sort()
+        p90 = values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
+        print(f"  {name:<24} {statistics.median(values):>8.1f} {p90:>8.1f}")
+    rows = conn.execute(repo_map, (repo, None, 2000)).fetchall()
+    print(f"  map:2000 packs {len(rows)} files, {sum(r[4] for r in rows)} tokens; top 5:")
+    for r in rows[:5]:
+        print(f"    {r[0]:>3} {r[2]}  centrality {r[3]:.4f}  {r[4]} tokens")
+    conn.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("checkout", type=Path)
+    ap.add_argument("--name", help="repository name (default: the checkout folder's)")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--outlines", type=int, default=20)
+    ap.add_argument("--synthetic", type=int, default=0, metavar="N")
+    ap.add_argument("--reuse", action="store_true", help="use the database a --keep run left")
+    ap.add_argument("--keep", action="store_true", help="leave the database")
+    args = ap.parse_args()
+    name = args.name or args.checkout.resolve().name
+    if not (args.reuse and benchdb.exists(DB)):
+        benchdb.create(DB)
+        benchdb.migrate(DB)
+        print(f"indexed {name} in {index(args.checkout, name):.1f} s")
+        if args.synthetic:
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp) / "synthetic"
+                root.mkdir()
+                synthetic(root, args.synthetic)
+                seconds = index(root, "synthetic")
+                print(f"indexed synthetic ({args.synthetic} modules) in {seconds:.1f} s")
+    try:
+        bench(name, args.rounds, args.outlines)
+        if args.synthetic:
+            bench("synthetic", args.rounds, args.outlines)
+    finally:
+        if not args.keep:
+            benchdb.drop(DB)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
