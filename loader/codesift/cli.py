@@ -785,49 +785,95 @@ def setup(
     client: Annotated[str, typer.Argument(help="claude-code, cursor, vscode, codex or continue.")],
     tenant: Annotated[str, typer.Option(help="The tenant the agent's tools see.")] = "default",
     project: Annotated[
-        str, typer.Option(help="The project folder (default: the current one).")
+        str, typer.Option(help="The checkout (default: the one the current folder is in).")
     ] = ".",
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            help="local: a per-user file holding this venv, this checkout and the loader's "
+            "DSN (Claude Code's ~/.claude.json, its default with stdio; Codex's "
+            "~/.codex/config.toml). project: the project's file, holding nothing of this "
+            "machine (the default for the rest)."
+        ),
+    ] = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="URL",
+            help="Register a `codesift mcp --http` server at URL instead of stdio; the "
+            "bearer token comes from an environment variable (--token-env).",
+        ),
+    ] = None,
+    token_env: Annotated[
+        str, typer.Option(help="--http: the environment variable holding the bearer token.")
+    ] = "CODESIFT_TOKEN",
+    uninstall: Annotated[
+        bool,
+        typer.Option("--uninstall", help="Remove what setup wrote (with the same options)."),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the configuration; write nothing.")
     ] = False,
     agents_md: Annotated[
         bool,
-        typer.Option("--agents-md", help="Also add a block to AGENTS.md on when to use each tool."),
+        typer.Option(
+            "--agents-md",
+            help="Also add a block to AGENTS.md on when to use each tool (and, for "
+            "claude-code, an @AGENTS.md import to CLAUDE.md).",
+        ),
     ] = False,
     allow_password: Annotated[
         bool,
         typer.Option(
-            "--allow-password", help="Write CODESIFT_DSN into the config even if it has a password."
+            "--allow-password",
+            help="--scope local: write CODESIFT_DSN into the config even if it has a password.",
         ),
     ] = False,
 ) -> None:
-    """Register codesift's MCP server (stdio, this venv, CODESIFT_DSN) with a coding agent:
-    merges its entry into the client's config, keeping every other server; idempotent."""
-    from pathlib import Path
-
+    """Register codesift's MCP server with a coding agent: merges its entry into the
+    client's config, keeping every other server; idempotent. Never a superuser's DSN (the
+    loader role's instead); nothing of this machine in a file meant to be committed."""
     from . import setup_clients as sc
 
-    if client not in sc.CLIENTS:
-        raise CodesiftError(f"unknown client '{client}': one of {', '.join(sc.CLIENTS)}")
-    root = Path(project).resolve()
-    entry = sc.server_entry(db.current_dsn(), tenant, root, allow_password)
-    changes = [sc.plan(client, root, entry)]
-    if agents_md:
-        changes.append(sc.plan_agents_md(root))
-    for change in changes:
+    root = sc.project_root(project)
+    options = sc.Options(
+        client=client,
+        project=root,
+        tenant=tenant,
+        scope=scope or sc.default_scope(client, http is not None),
+        http=http,
+        token_env=token_env,
+        allow_password=allow_password,
+        agents_md=agents_md,
+        uninstall=uninstall,
+    )
+    sc.check_options(options)
+    stdio = not uninstall and http is None
+    service = sc.service_dsn(db.current_dsn()) if stdio else None
+    planned = sc.plan(options, service)
+    for change in planned.changes:
+        path = change.path
+        if not change.changed:
+            status = f"{path}: nothing to remove" if uninstall else f"up to date: {path}"
+            err.print(plain(status))
+            continue
+        if change.after is None:
+            done, would = f"removed {path}", f"would remove {path}"
+        elif uninstall:
+            done, would = f"removed codesift from {path}", f"would remove codesift from {path}"
+        else:
+            done, would = f"wrote {path}", f"would write {path}:"
         if dry_run:
-            err.print(
-                plain(
-                    f"would write {change.path}:"
-                    if change.changed
-                    else f"{change.path} is up to date"
-                )
-            )
-            if change.changed:
-                print(change.after, end="" if change.after.endswith("\n") else "\n")
+            err.print(plain(would))
+            shown = change.preview if change.preview is not None else change.after
+            if not uninstall and shown is not None:
+                print(shown, end="" if shown.endswith("\n") else "\n")
             continue
         sc.write(change)
-        err.print(plain(f"{'wrote' if change.changed else 'up to date:'} {change.path}"))
+        err.print(plain(done))
+    for note in planned.notes:
+        err.print(plain(note))
 
 
 # ---- re-index on save and on commit (loader/codesift/watch.py, hooks.py) ----
