@@ -1,7 +1,16 @@
 """What the MCP adapter adds: search_code round trips over stdio and over Streamable HTTP
-against a direct pack_context call, side by side in one run (prints only, never asserts).
+against a direct pack_context call, side by side in one run; and how long `codesift mcp`
+takes to start, against another checkout's code (prints only, never asserts).
 
     .venv/bin/python bench/mcp_bench.py [--repo PATH] [--rounds 6] [--out bench/results/mcp.txt]
+    .venv/bin/python bench/mcp_bench.py --cold-only --before /tmp/before [--cold-rounds 20]
+
+Cold start (--before PATH: a checkout of the code to compare with, e.g. the previous commit's
+from `git worktree add /tmp/before HEAD`; run with this venv, its loader/ and plpython/
+first on PYTHONPATH): a stdio `codesift mcp` process from its start to its answer to
+`initialize` (what an agent waits for), and to its answer to the `tools/list` that follows,
+for this checkout's code and the other's, alternating run by run. --cold-only skips the
+round trips (and the indexing they need).
 
 Data: a real repository (default: the click package installed in .venv, committed into a
 temporary git repository; --repo for any checkout) indexed with embeddings into a fresh
@@ -20,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -131,13 +141,105 @@ async def run_arms(dsn: str, tenant_id: int, token: str, rounds: int) -> dict[st
     return times
 
 
+# `codesift mcp` as .venv/bin/codesift runs it, from whichever checkout PYTHONPATH names
+LAUNCH = "import sys; sys.argv[0] = 'codesift'; from codesift.cli import main; sys.exit(main())"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "mcp_bench", "version": "0"},
+    },
+}
+
+
+def cold_start(tree: Path, dsn: str) -> tuple[float, float]:
+    """(ms to the answer to initialize, ms to the answer to tools/list) of one stdio
+    `codesift mcp` of the code in `tree`, counted from the process's start."""
+    env = {
+        **os.environ,
+        "CODESIFT_DSN": dsn,
+        "PYTHONPATH": f"{tree / 'loader'}:{tree / 'plpython'}",
+    }
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "mcp", "--tenant", TENANT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def answer(ident: int) -> None:
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"codesift mcp from {tree} exited (rc {proc.wait()})")
+            if json.loads(line).get("id") == ident:
+                return
+
+    try:
+        proc.stdin.write(json.dumps(INITIALIZE) + "\n")
+        proc.stdin.flush()
+        answer(1)
+        initialized = time.perf_counter()
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        proc.stdin.write("\n" + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        answer(2)
+        listed = time.perf_counter()
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    return (initialized - t0) * 1000, (listed - t0) * 1000
+
+
+def run_cold(dsn: str, before: Path, rounds: int) -> list[str]:
+    """The cold start of this checkout's `codesift mcp` and of `before`'s, alternating (which
+    goes first alternates too); the first run of each warms the page cache, not counted."""
+    trees = {"before": before.resolve(), "after": ROOT}
+    times: dict[str, dict[str, list[float]]] = {k: {"init": [], "list": []} for k in trees}
+    for r in range(rounds + 1):
+        for name in sorted(trees, reverse=r % 2 == 1):
+            init, listed = cold_start(trees[name], dsn)
+            if r > 0:
+                times[name]["init"].append(init)
+                times[name]["list"].append(listed)
+    lines = [
+        f"cold start of a stdio `codesift mcp`, process start to answer (ms; {rounds} runs"
+        " each, alternating)",
+        f"before: {before}",
+        "",
+        f"{'arm':<20}{'p50':>9}{'p95':>9}{'mean':>9}{'p50 ratio':>11}",
+    ]
+    for what, label in (("init", "initialize"), ("list", "tools/list")):
+        base = percentile(times["before"][what], 0.5)
+        for name in trees:
+            t = times[name][what]
+            lines.append(
+                f"{label + ' ' + name:<20}{percentile(t, 0.5):>9.0f}{percentile(t, 0.95):>9.0f}"
+                f"{statistics.mean(t):>9.0f}{percentile(t, 0.5) / base:>10.2f}x"
+            )
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--repo", type=Path, help="a git checkout (default: click from .venv)")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--out", type=Path, help="also write the report here")
     ap.add_argument("--keep", action="store_true", help="keep the bench database")
+    ap.add_argument("--before", type=Path, help="cold start: a checkout to compare with")
+    ap.add_argument("--cold-rounds", type=int, default=20)
+    ap.add_argument("--cold-only", action="store_true", help="only the cold start (--before)")
     args = ap.parse_args()
+    if args.cold_only and not args.before:
+        ap.error("--cold-only needs --before")
 
     dbname = "codesift_mcp_bench"
     admin = psycopg.connect(database_dsn("postgres"), autocommit=True)
@@ -153,6 +255,14 @@ def main() -> None:
                     sql.Identifier(dbname)
                 )
             )
+        if args.cold_only:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("insert into codesift.tenants (name) values (%s)", (TENANT,))
+            report = "\n".join(run_cold(dsn, args.before, args.cold_rounds)) + "\n"
+            print(report, end="")
+            if args.out:
+                args.out.write_text(report)
+            return
         repo = args.repo or default_repo(tmp)
         t0 = time.perf_counter()
         with psycopg.connect(dsn) as conn:
@@ -168,6 +278,7 @@ def main() -> None:
                 "select symbols from codesift.repository_status(%s)", (REPO,)
             ).fetchone()
         times = asyncio.run(run_arms(dsn, tenant_id, token, args.rounds))
+        cold = run_cold(dsn, args.before, args.cold_rounds) if args.before else []
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if not args.keep:
@@ -201,6 +312,8 @@ def main() -> None:
         f"{percentile(times['stdio'], 0.5) - base50:+.1f} ms, http "
         f"{percentile(times['http'], 0.5) - base50:+.1f} ms"
     )
+    if cold:
+        lines += ["", *cold]
     report = "\n".join(lines) + "\n"
     print(report, end="")
     if args.out:

@@ -22,7 +22,6 @@ skips; a database error is one IndexingError naming the file.
 import functools
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,7 +60,7 @@ class IndexSummary:
     new_symbols: int = 0
     removed_paths: int = 0
     edges: int = 0
-    skipped: Counter = field(default_factory=Counter)
+    skipped: ignore.Skipped = field(default_factory=ignore.Skipped)
     embedded: EmbedStats = field(default_factory=EmbedStats)
     ref: str = "HEAD"
     unchanged: bool = False  # the ref was already indexed at this commit
@@ -117,6 +116,34 @@ def ensure_repository(
         if row is not None:
             return row[0]
     raise IndexingError(f"repository '{name}' is not visible to this role")
+
+
+def checkout_repository(conn: psycopg.Connection, tenant_id: int, origin: str) -> str | None:
+    """The name a checkout is already indexed under in the tenant, found by its origin (the
+    checkout's path, repositories.origin), or None: the repository indexed from it most
+    recently when several were (the same checkout indexed again under another name)."""
+    with db.tenant_transaction(conn):
+        row = conn.execute(
+            "select name from codesift.repositories where tenant_id = %s and origin = %s"
+            " order by indexed_at desc nulls last, name limit 1",
+            (tenant_id, origin),
+        ).fetchone()
+    return row[0] if row else None
+
+
+def indexed_name(conn: psycopg.Connection, tenant: str, path: str | Path) -> str | None:
+    """The name the checkout at `path` is indexed under for tenant `tenant` (what
+    `codesift setup` records for sync_index), or None: not a git checkout, no such tenant,
+    or not indexed yet. Creates nothing."""
+    try:
+        root = git.repo_root(path)
+    except IndexingError:
+        return None
+    row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
+    if row is None:
+        return None
+    origin = git.encode_name(str(root)).decode("utf-8", errors="replace")
+    return checkout_repository(conn, row[0], origin)
 
 
 def make_default_ref(conn: psycopg.Connection, tenant_id: int, name: str, ref_id: int) -> None:
@@ -262,13 +289,13 @@ def _classify(entries, max_bytes: int, summary: IndexSummary) -> list[Candidate]
     for e in entries:
         problem = _name_problem(e.path)
         if problem:
-            summary.skipped[problem] += 1
+            summary.skipped.add(problem, e.path)
         elif e.mode == git.MODE_SUBMODULE:
-            summary.skipped["submodule"] += 1
+            summary.skipped.add("submodule", e.path)
         elif e.mode == git.MODE_SYMLINK:
-            summary.skipped["symlink"] += 1
+            summary.skipped.add("symlink", e.path)
         elif e.size is not None and e.size > max_bytes:
-            summary.skipped[f"larger than {max_bytes:,} bytes"] += 1
+            summary.skipped.add(f"larger than {max_bytes:,} bytes", e.path)
         else:
             keep.append(Candidate(e.path, e.sha, e.size or 0, e.worktree))
     return keep
@@ -355,11 +382,11 @@ def _push_blobs(
                 else:
                     data = reader.read(c.sha)
             except git.UnsafePath as exc:
-                summary.skipped[exc.reason] += 1
+                summary.skipped.add(exc.reason, c.path)
                 bar.advance(task)
                 continue
             except OSError as exc:
-                summary.skipped[f"unreadable ({exc.strerror})"] += 1
+                summary.skipped.add(f"unreadable ({exc.strerror})", c.path)
                 bar.advance(task)
                 continue
             text, reason = _decode(data)
@@ -367,7 +394,7 @@ def _push_blobs(
                 reason = check(c.path, text) or ""
                 text = None if reason else text
             if text is None:
-                summary.skipped[reason] += 1
+                summary.skipped.add(reason, c.path)
             else:
                 rows.append((c.sha, len(data), detect_language(c.path), text, c.path))
                 size += len(data)
@@ -497,15 +524,18 @@ def index_repository(
 ) -> IndexSummary:
     root = git.repo_root(path)
     commit = git.resolve_commit(root, ref)
-    name = name or root.name
-    if _name_problem(name):
-        raise IndexingError(f"the repository name {name!r} cannot be stored: pass --name")
+    if _name_problem(name or root.name):
+        shown = name or root.name
+        raise IndexingError(f"the repository name {shown!r} cannot be stored: pass --name")
     stored_ref = ref_name(ref, worktree)
     if _name_problem(stored_ref) or len(stored_ref) > MAX_REF_CHARS:
         raise IndexingError(f"the ref name {stored_ref[:80]!r} cannot be stored")
     origin = git.encode_name(str(root)).decode("utf-8", errors="replace")
     conn.autocommit = True
     tenant_id = ensure_tenant(conn, tenant)
+    # a checkout indexed before keeps its name (a second copy under the folder's name
+    # would mix into every search that names no repository)
+    name = name or checkout_repository(conn, tenant_id, origin) or root.name
     repo_id = ensure_repository(conn, tenant_id, name, origin, stored_ref)
     summary = IndexSummary(repository=name, commit=commit, ref=stored_ref)
     if not worktree and _indexed_commit(conn, tenant_id, repo_id) == (commit, False):
@@ -556,8 +586,8 @@ def _overlay_worktree(
     """The tree with uncommitted changes: paths that cannot be read safely (e.g. a
     tracked file now behind a symlinked folder) are counted skips and left out."""
     changed, deleted, unsafe = git.worktree_changes(root, max_bytes)
-    for reason in unsafe.values():
-        summary.skipped[reason] += 1
+    for path, reason in unsafe.items():
+        summary.skipped.add(reason, path)
     by_path = {e.path: e for e in entries if e.path not in deleted and e.path not in unsafe}
     by_path.update((f.path, f) for f in changed)
     return list(by_path.values())

@@ -1,9 +1,11 @@
 """`codesift mcp`: an MCP server that is a thin adapter over codesift's stored functions.
 
-No retrieval logic lives here: every tool is one call of a stored function
-(pack_context, find_symbol, related_files, explain_context, repository_status) made
-as the application role with the tenant set for that call's transaction only, so psql,
-a driver, a BI tool and an agent get the same answers.
+No retrieval logic lives here: every tool (mcp_tools.TOOLS, registered by build_server) is
+one call of a stored function (pack_context, find_symbol, related_files, explain_context,
+repository_status) made as the application role with the tenant set for that call's
+transaction only, so psql, a driver, a BI tool and an agent get the same answers. This
+module is the transport: the database pools, the tenant of each call, and over HTTP the
+tokens and the limits on connections and sessions.
 
 * stdio (default): one tenant, named by --tenant / CODESIFT_TENANT; the way local
   agents (Claude Code, Cursor, VS Code, Codex, Continue) launch servers.
@@ -12,9 +14,17 @@ a driver, a BI tool and an agent get the same answers.
   codesift.token_tenant(sha256) and runs that request's queries with
   `set local app.current_tenant_id = T` inside their own transaction on a
   psycopg_pool connection, so a pooled connection never carries a tenant from one
-  request into another. No token, a wrong or a revoked one: 401 and no data. Clients that
-  send slowly or not at all, and tokens that open sessions without end, are bounded
-  (guarded_h11, FairSessionManager).
+  request into another. No token, a wrong or a revoked one: 401 and no data, answered as
+  RFC 6750 and RFC 9728 say for tokens issued out of band (BearerGate), so that clients
+  report a rejected token instead of starting an OAuth flow. Clients that send slowly or
+  not at all, and tokens that open sessions without end, are bounded (guarded_h11,
+  FairSessionManager).
+
+`codesift mcp` starts in mcp_start, which answers a stdio client's `initialize` before this
+module (and the SDK) is imported. No database is touched before a tool runs: the stdio
+tenant is looked up on the first call, the pools are made on first use, and while the
+database is unreachable every call says so at once and the server goes on, picking the
+database up again when it is back (Database).
 """
 
 from __future__ import annotations
@@ -22,50 +32,68 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import hashlib
-import inspect
 import json
 import logging
 import os
+import re
 import resource
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import psycopg
-from codesift_db.packing import estimate_tokens
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, TextContent
 from psycopg.sql import SQL, Literal
-from psycopg_pool import AsyncConnectionPool
-from pydantic import Field
+from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import db
 from .errors import CodesiftError
+from .mcp_start import INSTRUCTIONS, NAME, Settings
+from .mcp_tools import (
+    MAX_NAME_CHARS,
+    TOOLS,
+    ToolContext,
+    ToolServer,
+    jsonable,
+    repository_status,
+)
 
 APP_ROLE = "codesift_app"
-DEFAULT_BUDGET = 4000
-# MCP clients refuse or truncate tool results much over ~25,000 tokens (Claude Code's
-# default MAX_MCP_OUTPUT_TOKENS): a larger budget is refused, not silently cut
-MAX_BUDGET = 25_000
-MAX_QUESTION_CHARS = 20_000
-MAX_NAME_CHARS = 512
-MAX_PATH_CHARS = 4096
 MAX_BODY_BYTES = 1 << 20  # one HTTP request's body
 TOKEN_TTL = 5.0  # seconds a live token's tenant is remembered (a revocation waits this long)
 # --http: descriptors kept free for stdio, the listening socket, the event loop, logging and
 # imported modules, beside the database pools (connection_cap)
 FD_RESERVE = 64
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# a connection attempt taking longer than this many seconds counts as the database being
+# unreachable; a call waits this long for a free pooled connection
+CONNECT_TIMEOUT = 5
+POOL_TIMEOUT = 30.0
+MCP_PATH = "/mcp"
+# RFC 9728: the protected resource's metadata (also served at WELL_KNOWN + MCP_PATH, where
+# the RFC's rule for the resource <base>/mcp puts it)
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+TOKEN_HELP = (
+    "codesift's bearer tokens are issued out of band, not by OAuth: run `codesift token "
+    "create --tenant TENANT` where the server's database is reachable and send the token "
+    "it prints as 'Authorization: Bearer <token>'"
+)
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
+
+T = TypeVar("T")
 
 _log = logging.getLogger("codesift.mcp")
 
@@ -79,53 +107,98 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-@dataclass
-class Settings:
-    dsn: str
-    read_dsn: str | None = None  # a hot standby for the query tools (tokens: dsn)
-    http: bool = False
-    tenant_id: int | None = None  # stdio: the one tenant
-    tenant_name: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 8765
-    pool_min: int = 2
-    pool_max: int = 10
-    repo_path: str | None = None  # stdio: what sync_index re-indexes by default
-    # --http: a client sends a whole request (head and body) within read_timeout seconds
-    # of starting it; at most max_connections are open at once (fewer if the descriptor
-    # limit leaves less room)
-    read_timeout: float = 30.0
-    max_connections: int = 1000
-    # --http: MCP sessions open at once, in all, per tenant and per token; past a cap the
-    # least recently used session (of that token, that tenant, the largest tenant) ends
-    max_sessions: int = 10_000
-    sessions_per_tenant: int = 1000
-    sessions_per_token: int = 100
+class Unreachable(ToolError):
+    """The database cannot be reached: a tool's answer says so (the SDK's ToolError)."""
 
 
-class Backend:
-    """A psycopg_pool of application-role connections; each call is one transaction that
-    sets the tenant with SET LOCAL, i.e. for that transaction only."""
+def _reason(exc: Exception) -> str:
+    """Why a connection failed, in libpq's words, on one line."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    for prefix in ("connection failed: ", "connection is bad: "):
+        text = text.removeprefix(prefix)
+    return text
 
-    def __init__(self, settings: Settings):
+
+class Database:
+    """One database (the primary; the replica the query tools read, if one is given) behind
+    a psycopg_pool of application-role connections, made on first use: a stdio server
+    touches no database before a tool runs.
+
+    A connection attempt that fails or a connection that breaks makes it `down`: every call
+    then tries one connection of its own first, and while that fails is answered at once
+    that the database is unreachable (a pool would keep the call waiting through its own
+    backed-off retries). Once that connection succeeds, the pool is made anew (the old
+    one's connections died with the server) and the server goes on, without a restart."""
+
+    def __init__(self, settings: Settings, dsn: str, name: str, variable: str):
         self.settings = settings
-        self.pool = self._pool(settings.dsn, "codesift-mcp")
-        # the query tools read from a replica when one is given; token_tenant writes (its
-        # last-used stamp), so tokens are always checked on the primary
-        self.read_pool = (
-            self._pool(settings.read_dsn, "codesift-mcp-read") if settings.read_dsn else self.pool
-        )
+        self.dsn = dsn
+        self.name = name
+        self.variable = variable  # where the user sets the DSN, for the error message
+        self.pool: AsyncConnectionPool | None = None
+        self.down: str | None = None  # why the last attempt failed
+        self._lock = asyncio.Lock()
 
-    def _pool(self, dsn: str, name: str) -> AsyncConnectionPool:
+    def unreachable(self, reason: str) -> Unreachable:
+        if self.settings.http:
+            # a tenant holding a token learns nothing of the server's infrastructure
+            return Unreachable("database unreachable: try again later")
+        return Unreachable(f"database unreachable ({reason}): start it or check {self.variable}")
+
+    def lost(self, reason: str) -> None:
+        if self.down is None and self.settings.http:
+            _log.warning("codesift: database %s unreachable: %s", self.name, reason)
+        self.down = reason
+
+    async def probe(self) -> None:
+        """Raise Unreachable unless a connection to the database can be made now."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+            )
+        except psycopg.Error as exc:  # refused, timed out, refused us, a malformed DSN
+            self.lost(_reason(exc))
+            raise self.unreachable(_reason(exc)) from None
+        await conn.close()
+
+    async def ready(self) -> AsyncConnectionPool:
+        """The pool, made now if there is none or the database was down (Unreachable while
+        it still is)."""
+        async with self._lock:
+            if self.pool is None or self.down is not None:
+                # the old pool's connections died with the server, and it would go on
+                # trying to replace them in the background
+                old, self.pool = self.pool, None
+                if old is not None:
+                    await old.close(timeout=1)
+                await self.probe()
+                from psycopg_pool import PoolTimeout
+
+                pool = self._make_pool()
+                try:
+                    await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+                except PoolTimeout:  # it went away again (the pool is closed)
+                    reason = f"no connection within {CONNECT_TIMEOUT} s"
+                    self.lost(reason)
+                    raise self.unreachable(reason) from None
+                if self.down is not None and self.settings.http:
+                    _log.warning("codesift: database %s reachable again", self.name)
+                self.pool, self.down = pool, None
+            return self.pool
+
+    def _make_pool(self) -> AsyncConnectionPool:
+        from psycopg_pool import AsyncConnectionPool
+
         return AsyncConnectionPool(
-            dsn,
+            self.dsn,
             min_size=self.settings.pool_min,
             max_size=self.settings.pool_max,
-            kwargs={"autocommit": True},
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
             configure=self._configure,
             reset=self._reset,
             open=False,
-            name=name,
+            name=self.name,
+            timeout=POOL_TIMEOUT,
         )
 
     @staticmethod
@@ -145,21 +218,98 @@ class Backend:
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             raise psycopg.OperationalError("connection returned inside a transaction")
 
-    async def open(self) -> None:
-        await self.pool.open(wait=True, timeout=30)
-        if self.read_pool is not self.pool:
-            await self.read_pool.open(wait=True, timeout=30)
+    async def run(self, work: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
+        """`work` on a pooled connection. When the connection breaks (the server went away,
+        or only this connection did), once more on a new pool if the database answers a
+        new connection, else Unreachable; a database error that leaves the connection
+        usable is raised as it is."""
+        from psycopg_pool import PoolTimeout
+
+        reason = ""
+        for _ in range(2):
+            pool = await self.ready()
+            try:
+                async with pool.connection() as conn:
+                    try:
+                        return await work(conn)
+                    except psycopg.Error as exc:
+                        if not conn.closed:
+                            raise
+                        reason = _reason(exc)
+            except PoolTimeout:
+                # every connection busy, or none could be made: a connection of our own says
+                await self.probe()
+                raise ToolError(
+                    f"the database is busy: no connection was free within {POOL_TIMEOUT:.0f} s;"
+                    " try again"
+                ) from None
+            self.lost(reason)
+        raise self.unreachable(reason)
 
     async def close(self) -> None:
-        if self.read_pool is not self.pool:
-            await self.read_pool.close()
-        await self.pool.close()
+        if self.pool is not None:
+            await self.pool.close()
+
+
+class Backend:
+    """The databases of the server; each call is one transaction on a pooled connection that
+    sets the tenant with SET LOCAL, i.e. for that transaction only."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.primary = Database(settings, settings.dsn, "codesift-mcp", "CODESIFT_DSN")
+        # the query tools read from a replica when one is given; token_tenant writes (its
+        # last-used stamp), so tokens are always checked on the primary
+        self.reader = (
+            Database(settings, settings.read_dsn, "codesift-mcp-read", "CODESIFT_READ_DSN")
+            if settings.read_dsn
+            else self.primary
+        )
+
+    @property
+    def pool(self) -> AsyncConnectionPool:
+        """The primary's pool (open() first)."""
+        assert self.primary.pool is not None, "Backend.open() first"
+        return self.primary.pool
+
+    async def open(self) -> None:
+        """Make the pools now (Unreachable if a database is down); a stdio server does not,
+        its first tool call does."""
+        await self.primary.ready()
+        if self.reader is not self.primary:
+            await self.reader.ready()
+
+    async def close(self) -> None:
+        if self.reader is not self.primary:
+            await self.reader.close()
+        await self.primary.close()
+
+    async def ready(self, writes: bool = False) -> None:
+        """Before a tool runs: over stdio, the tenant, looked up on the first call (so that
+        the server starts and answers without its database). A tool that `writes`
+        (sync_index) connects by itself, as the loader, and makes its tenant if missing:
+        for it, only whether the primary answers now."""
+        settings = self.settings
+        if writes:
+            await self.primary.probe()
+        elif not settings.http and settings.tenant_id is None:
+            import anyio
+
+            await self.primary.probe()
+            try:
+                settings.tenant_id = await anyio.to_thread.run_sync(
+                    resolve_tenant, settings.dsn, settings.tenant_name or "default"
+                )
+            except CodesiftError as exc:
+                raise ToolError(str(exc)) from None
 
     async def tenant_of_token(self, token: str) -> int | None:
-        async with self.pool.connection() as conn:
+        async def lookup(conn: psycopg.AsyncConnection) -> int | None:
             cur = await conn.execute("select codesift.token_tenant(%s)", (token_hash(token),))
             row = await cur.fetchone()
-        return row[0] if row else None
+            return row[0] if row else None
+
+        return await self.primary.run(lookup)
 
     async def query(self, tenant_id: int, sql: str, params: dict) -> tuple[list, list, list]:
         """(column names, rows, notices) of one statement run as `tenant_id`."""
@@ -168,7 +318,8 @@ class Backend:
         def on_notice(diag: psycopg.errors.Diagnostic) -> None:
             notices.append(diag.message_primary or "")
 
-        async with self.read_pool.connection() as conn:
+        async def statement(conn: psycopg.AsyncConnection) -> tuple[list, list]:
+            notices.clear()
             conn.add_notice_handler(on_notice)
             try:
                 # one network round trip: begin, the tenant for this transaction only, the
@@ -183,11 +334,14 @@ class Backend:
                     )
                     cur = await conn.execute(sql, params)
                 rows = await cur.fetchall()
-                names = [c.name for c in cur.description or []]
-            except psycopg.Error as exc:
-                raise ToolError(_db_message(exc)) from None
+                return [c.name for c in cur.description or []], rows
             finally:
                 conn.remove_notice_handler(on_notice)
+
+        try:
+            names, rows = await self.reader.run(statement)
+        except psycopg.Error as exc:
+            raise ToolError(_db_message(exc)) from None
         return names, rows, notices
 
 
@@ -242,72 +396,29 @@ def _tenant(settings: Settings) -> int:
     return tenant
 
 
-def _budget(token_budget: int) -> int:
-    if not 1 <= token_budget <= MAX_BUDGET:
-        raise ToolError(
-            f"token_budget must be between 1 and {MAX_BUDGET:,} (got {token_budget}): MCP "
-            "clients refuse larger tool results; narrow the question, or use path_prefix"
-        )
-    return token_budget
+# the tools that connect by themselves, as the loader (sync_index)
+_WRITING = frozenset(tool.name for tool in TOOLS if tool.writes)
 
 
-def _bounded(text: str, budget: int) -> str:
-    """Text cut at a line end to at most `budget` estimated tokens."""
-    if estimate_tokens(text) <= budget:
-        return text
-    lines, used = [], 0
-    for line in text.split("\n"):
-        cost = estimate_tokens(line + "\n")
-        if used + cost > budget:
-            break
-        lines.append(line)
-        used += cost
-    return "\n".join(lines) + "\n... (cut at the token budget)"
+class CodesiftServer(ToolServer):
+    """ToolServer whose every call first makes sure of the database (Backend.ready), so that
+    a call made while it is unreachable, or before the stdio tenant could be looked up, is
+    answered with a tool error saying so."""
 
+    backend: Backend
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return str(value)
-
-
-def _result(text: str, rows: list[dict], notices: list[str]) -> CallToolResult:
-    if notices:
-        text = "\n".join(f"note: {n}" for n in notices) + ("\n\n" + text if text else "")
-    structured = {"rows": _jsonable(rows), "notices": notices}
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured
-    )
-
-
-Question = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
-Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
-OptName = Annotated[str | None, Field(max_length=MAX_NAME_CHARS)]
-OptPath = Annotated[str | None, Field(max_length=MAX_PATH_CHARS)]
-OptRef = Annotated[
-    str | None,
-    Field(
-        max_length=MAX_NAME_CHARS,
-        description="An indexed ref (branch, tag or commit) of the repository; default: "
-        "its default ref (list_repositories shows them).",
-    ),
-]
-Budget = Annotated[int, Field(description="Token budget of the answer (1..25,000).")]
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            await self.backend.ready(writes=name in _WRITING)
+        except ToolError as exc:
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        return await super().call_tool(name, arguments, context)
 
 
 def build_server(settings: Settings, backend: Backend) -> MCPServer:
-    auth: AuthSettings | None = None
-    verifier: TokenVerifier | None = None
-    if settings.http:
-        # tokens are ours (codesift token create), not OAuth's: the issuer is this server
-        auth = AuthSettings.model_validate(
-            {"issuer_url": f"http://{settings.host}:{settings.port}", "resource_server_url": None}
-        )
-        verifier = TokenVerifier(backend)
+    """The MCP server of `settings`: the tools (over HTTP less the stdio-only ones) and the
+    resources. Over HTTP, BearerGate (outside it) has checked the request's token and put
+    its tenant in the request's scope, where tenant_middleware finds it."""
 
     async def tenant_middleware(ctx, call_next):
         """The tenant of this request's bearer token, for the handler it calls."""
@@ -320,216 +431,16 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         finally:
             _request_tenant.reset(reset)
 
-    server = MCPServer(
-        name="codesift",
-        instructions=(
-            "codesift answers questions about indexed code from PostgreSQL. Prefer search_code "
-            "over grep for 'where/how is X done' questions; find_symbol when you know a name; "
-            "related_files before changing a file (who imports it, which tests cover it)."
-        ),
-        auth=auth,
-        token_verifier=verifier,
+    server = CodesiftServer(
+        name=NAME,
+        instructions=INSTRUCTIONS,  # the same mcp_start answers an early initialize with
         middleware=[tenant_middleware] if settings.http else None,
         log_level="WARNING",
     )
+    server.backend = backend
 
-    # the ref tools search when they name none: the repository's default, or after
-    # sync_index of the worktree (stdio) that worktree's ref, so that edits show
-    session: dict[str, str | None] = {"ref": None}
-
-    def at(ref: str | None) -> str | None:
-        return ref if ref is not None else session["ref"]
-
-    def tool(**kwargs):
-        """server.tool with the docstring as one clean paragraph (no source indentation)."""
-
-        def register(fn):
-            description = " ".join(inspect.cleandoc(fn.__doc__ or "").split())
-            server.add_tool(fn, description=description, **kwargs)
-            return fn
-
-        return register
-
-    @tool(annotations=READ_ONLY)
-    async def search_code(
-        question: Question,
-        repo: OptName = None,
-        token_budget: Budget = DEFAULT_BUDGET,
-        path_prefix: OptPath = None,
-        language: OptName = None,
-        ref: OptRef = None,
-    ) -> CallToolResult:
-        """Search the indexed code with a question in plain words or identifiers and get the
-        relevant code itself, ranked, de-duplicated and packed under a token budget, each
-        piece headed by its citation '# repo/path:start-end (symbol)'. Use it instead of
-        grep or reading many files when you need to know where or how something is done
-        ('where are redirects followed?'). Narrow with repo, path_prefix or language."""
-        _budget(token_budget)
-        _, rows, notices = await backend.query(
-            _tenant(settings),
-            "select rank, repository, path, start_line, end_line, symbol, kind, blob_sha,"
-            " ref, indexed_commit, score, tokens, truncated, text"
-            " from codesift.pack_context(%(q)s, repo => %(repo)s, token_budget => %(budget)s,"
-            " path_prefix => %(prefix)s, language => %(lang)s, ref => %(ref)s)",
-            {
-                "q": question,
-                "repo": repo,
-                "budget": token_budget,
-                "prefix": path_prefix,
-                "lang": language,
-                "ref": at(ref),
-            },
-        )
-        # the same text pack_context_text returns: the items in rank order
-        text = "\n\n".join(r[13] for r in rows) if rows else "no code matched the question"
-        keys = (
-            "rank repository path start_line end_line symbol kind blob_sha ref indexed_commit"
-            " score tokens truncated"
-        ).split()
-        return _result(text, [dict(zip(keys, r[:13], strict=True)) for r in rows], notices)
-
-    @tool(annotations=READ_ONLY)
-    async def find_symbol(
-        name: Name,
-        repo: OptName = None,
-        kind: Annotated[str | None, Field(max_length=64)] = None,
-        path_prefix: OptPath = None,
-        include_body: bool = True,
-        max_results: Annotated[int, Field(ge=1, le=50)] = 10,
-        token_budget: Budget = DEFAULT_BUDGET,
-        ref: OptRef = None,
-    ) -> CallToolResult:
-        """Jump to a definition: the exact function, class, method or section named `name`
-        (or a qualified name like 'Session.send'), with its file, lines, signature, doc
-        comment and body. Exact only: when nothing is named so, it returns no match and the
-        nearest names, never a guess. Use it instead of grepping for 'def name' or
-        'class Name' when you know the identifier."""
-        _budget(token_budget)
-        names, rows, notices = await backend.query(
-            _tenant(settings),
-            "select * from codesift.find_symbol(%(name)s, repo => %(repo)s, kind => %(kind)s,"
-            " path_prefix => %(prefix)s, max_results => %(n)s, include_body => %(body)s,"
-            " ref => %(ref)s)",
-            {
-                "ref": at(ref),
-                "name": name,
-                "repo": repo,
-                "kind": kind,
-                "prefix": path_prefix,
-                "n": max_results,
-                "body": include_body,
-            },
-        )
-        found = [dict(zip(names, r, strict=True)) for r in rows]
-        parts = []
-        for f in found:
-            head = f"# {f['citation']} ({f['symbol_kind']} {f['symbol']}, {f['match']} match)"
-            block = [head]
-            if f["doc"]:
-                block.append(f["doc"])
-            block.append(f["body"] if include_body and f["body"] else f["signature"] or "")
-            parts.append("\n".join(block))
-        text = _bounded("\n\n".join(parts), token_budget) if parts else "no exact match"
-        return _result(text, [{k: v for k, v in f.items() if k != "body"} for f in found], notices)
-
-    @tool(annotations=READ_ONLY)
-    async def related_files(
-        path: Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)],
-        repo: OptName = None,
-        depth: Annotated[int, Field(ge=1, le=3)] = 1,
-        max_results: Annotated[int, Field(ge=1, le=200)] = 50,
-        ref: OptRef = None,
-    ) -> CallToolResult:
-        """The import-graph neighbourhood of a file: what it imports and what imports it
-        (with the imported names), up to `depth` hops, tests marked. Use it before changing
-        a file to see its callers and the tests that cover it, instead of grepping imports.
-        `path` is relative to the repository root, as search results cite it."""
-        names, rows, notices = await backend.query(
-            _tenant(settings),
-            "select * from codesift.related_files(%(path)s, repo => %(repo)s,"
-            " depth => %(depth)s, max_results => %(n)s, ref => %(ref)s)",
-            {"path": path, "repo": repo, "depth": depth, "n": max_results, "ref": at(ref)},
-        )
-        found = [dict(zip(names, r, strict=True)) for r in rows]
-        lines = [
-            f"{f['repository']}/{f['related_path']}  {f['relation']} (hop {f['hop']}"
-            + (f", via {f['via']}" if f["hop"] > 1 else "")
-            + ")"
-            + (f" names: {', '.join(f['names'])}" if f["names"] else "")
-            + ("  [test]" if f["is_test"] else "")
-            for f in found
-        ]
-        text = "\n".join(lines) if lines else f"no related files for '{path}'"
-        return _result(_bounded(text, DEFAULT_BUDGET), found, notices)
-
-    @tool(annotations=READ_ONLY)
-    async def explain_search(
-        question: Question,
-        repo: OptName = None,
-        token_budget: Budget = DEFAULT_BUDGET,
-        path_prefix: OptPath = None,
-        language: OptName = None,
-        max_candidates: Annotated[int, Field(ge=1, le=200)] = 40,
-        ref: OptRef = None,
-    ) -> CallToolResult:
-        """Why search_code chose what it chose: every candidate with its lexical and dense
-        ranks, graph hop, score and decision (packed, pruned as a near-duplicate, over
-        budget). Use it when search_code missed something you expected, to see whether it
-        was not found or found and dropped."""
-        _budget(token_budget)
-        names, rows, notices = await backend.query(
-            _tenant(settings),
-            "select candidate, repository, path, start_line, end_line, symbol, kind,"
-            " lexical_rank, dense_rank, graph_hop, round(score::numeric, 5)::float8 as score,"
-            " decision, packed, tokens"
-            " from codesift.explain_context(%(q)s, repo => %(repo)s,"
-            " token_budget => %(budget)s, path_prefix => %(prefix)s, language => %(lang)s,"
-            " ref => %(ref)s) order by candidate limit %(n)s",
-            {
-                "ref": at(ref),
-                "q": question,
-                "repo": repo,
-                "budget": token_budget,
-                "prefix": path_prefix,
-                "lang": language,
-                "n": max_candidates,
-            },
-        )
-        found = [dict(zip(names, r, strict=True)) for r in rows]
-        lines = ["# candidate  path:lines  symbol  lex dense hop  score  decision"]
-        for f in found:
-            lines.append(
-                f"{f['candidate']:>3}  {f['repository']}/{f['path']}:{f['start_line']}-"
-                f"{f['end_line']}  {f['symbol'] or '-'}  {f['lexical_rank'] or '-'} "
-                f"{f['dense_rank'] or '-'} {f['graph_hop'] if f['graph_hop'] is not None else '-'}"
-                f"  {f['score']}  {f['decision']}"
-            )
-        return _result(_bounded("\n".join(lines), DEFAULT_BUDGET), found, notices)
-
-    async def _status(repo: str | None) -> tuple[list[dict], list[str]]:
-        names, rows, notices = await backend.query(
-            _tenant(settings), "select * from codesift.repository_status(%(repo)s)", {"repo": repo}
-        )
-        return [dict(zip(names, r, strict=True)) for r in rows], notices
-
-    @tool(annotations=READ_ONLY)
-    async def list_repositories() -> CallToolResult:
-        """The repositories you can search, one line per indexed ref (branch, tag or commit;
-        the default one is what tools use when they name no ref), each with its indexed
-        commit, whether the index
-        is stale (the checkout moved past it), file, symbol and edge counts and the
-        embedding backlog. Call it first to learn the repository names other tools take."""
-        found, notices = await _status(None)
-        lines = [
-            f"{f['repository']} @ {f['ref']}{' (default)' if f['is_default'] else ''}:"
-            f" {(f['indexed_commit'] or '-')[:12]}"
-            f"{' (stale: head ' + f['head_commit'][:12] + ')' if f['stale'] else ''}"
-            f", {f['live_files']} files, {f['symbols']} symbols, {f['edges']} edges,"
-            f" embedding backlog {f['embedding_backlog']}"
-            for f in found
-        ]
-        text = "\n".join(lines) if lines else "no repository is indexed yet"
-        return _result(text, found, notices)
+    ctx = ToolContext(settings, backend, functools.partial(_tenant, settings))
+    server.add_tools(ctx, http=settings.http)
 
     @server.resource(
         "codesift://repositories",
@@ -538,8 +449,10 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         mime_type="application/json",
     )
     async def repositories_resource() -> str:
-        found, _ = await _status(None)
-        return json.dumps(_jsonable(found), indent=1)
+        async with _resource_errors():
+            await backend.ready()
+            found, _ = await repository_status(ctx, None)
+        return json.dumps(jsonable(found), indent=1)
 
     @server.resource(
         "codesift://repositories/{name}",
@@ -548,68 +461,25 @@ def build_server(settings: Settings, backend: Backend) -> MCPServer:
         mime_type="application/json",
     )
     async def repository_resource(name: str) -> str:
-        found, _ = await _status(name[:MAX_NAME_CHARS])
-        if not found:
-            raise ToolError(f"unknown repository '{name[:80]}'")
-        return json.dumps(_jsonable(found[0]), indent=1)
-
-    if not settings.http:
-        # writing to the index from a shared HTTP server is not an agent's job: stdio only
-        @tool(
-            annotations=ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=True
-            )
-        )
-        async def sync_index(
-            path: OptPath = None,
-            name: OptName = None,
-            worktree: bool = True,
-        ) -> CallToolResult:
-            """Re-index the local checkout incrementally (only new or changed files; with
-            worktree, uncommitted changes too, as the ref 'HEAD:worktree', which the other
-            tools then search unless they name a ref), so that search results reflect
-            edits you just made. Call it after changing files when searches look stale."""
-            import anyio
-
-            target = path or settings.repo_path or os.getcwd()
-            summary = await anyio.to_thread.run_sync(_sync_index, settings, target, name, worktree)
-            session["ref"] = summary["ref"] if worktree else None
-            return _result(summary["text"], [summary], [])
+        async with _resource_errors():
+            await backend.ready()
+            found, _ = await repository_status(ctx, name[:MAX_NAME_CHARS])
+            if not found:
+                raise ToolError(f"unknown repository '{name[:80]}'")
+        return json.dumps(jsonable(found[0]), indent=1)
 
     return server
 
 
-def _sync_index(settings: Settings, path: str, name: str | None, worktree: bool) -> dict:
-    from .errors import CodesiftError
-    from .indexer import index_repository
-
+@contextlib.asynccontextmanager
+async def _resource_errors() -> AsyncIterator[None]:
+    """A resource read's ToolError (the database unreachable, an unknown repository) as the
+    SDK's ResourceError, whose message reaches the client (any other exception becomes
+    'Error reading resource', with a traceback on stderr)."""
     try:
-        with db.connect(settings.dsn, autocommit=True) as conn, db.acting_as_loader(conn):
-            s = index_repository(
-                conn,
-                path,
-                name=name,
-                tenant=settings.tenant_name or "default",
-                worktree=worktree,
-                show_progress=False,
-            )
-    except CodesiftError as exc:
-        raise ToolError(str(exc)) from None
-    text = (
-        f"indexed {s.repository} @ {s.ref} ({s.commit[:12]}): "
-        f"{s.files} files, {s.new_blobs} new blobs, {s.new_symbols} new symbols, "
-        f"{s.removed_paths} paths removed, {s.edges} edges, embedded "
-        f"{s.embedded.symbols} symbols + {s.embedded.blobs} files"
-    )
-    return {
-        "text": text,
-        "repository": s.repository,
-        "ref": s.ref,
-        "commit": s.commit,
-        "files": s.files,
-        "new_blobs": s.new_blobs,
-        "skipped": dict(s.skipped),
-    }
+        yield
+    except ToolError as exc:
+        raise ResourceError(str(exc)) from None
 
 
 def resolve_tenant(dsn: str, name: str) -> int:
@@ -631,25 +501,51 @@ def resolve_tenant(dsn: str, name: str) -> int:
     return row[0]
 
 
-def serve(settings: Settings) -> None:
+def serve_stdio(settings: Settings, lines: Any, wire: Any) -> None:
+    """Serve one client over stdio (mcp_start.serve, which has claimed the pipes): the SDK's
+    stdio transport reads `lines` (the client's messages, the first one again) and writes
+    `wire`. The pools are made, and the tenant looked up, when a tool first runs."""
     import anyio
+    from mcp.server.stdio import stdio_server
 
     async def main() -> None:
         backend = Backend(settings)
-        await backend.open()
         try:
             server = build_server(settings, backend)
-            if settings.http:
-                await _serve_http(server, settings)
-            else:
-                await server.run_stdio_async()
+            # MCPServer.run_stdio_async, on these streams
+            lowlevel = server._lowlevel_server
+            async with stdio_server(anyio.wrap_file(lines), anyio.wrap_file(wire)) as (read, write):
+                await lowlevel.run(read, write, lowlevel.create_initialization_options())
         finally:
             await backend.close()
 
     anyio.run(main)
 
 
-async def _serve_http(server: MCPServer, settings: Settings) -> None:
+def serve_http(settings: Settings) -> None:
+    """Serve Streamable HTTP until stopped; a database unreachable at the start is reported
+    and served through (503 until it is back)."""
+    import anyio
+
+    async def main() -> None:
+        backend = Backend(settings)
+        try:
+            try:
+                await backend.open()
+            except ToolError:
+                _log.warning(
+                    "codesift: database unreachable (%s); serving anyway, requests are"
+                    " answered 503 until it is back",
+                    backend.primary.down or backend.reader.down,
+                )
+            await _serve_http(build_server(settings, backend), settings, backend)
+        finally:
+            await backend.close()
+
+    anyio.run(main)
+
+
+async def _serve_http(server: MCPServer, settings: Settings, backend: Backend) -> None:
     import uvicorn
 
     # an error the loop reports must not stop it, even when reporting fails too (logging
@@ -669,7 +565,7 @@ async def _serve_http(server: MCPServer, settings: Settings) -> None:
         total=settings.max_sessions,
     )
     config = uvicorn.Config(
-        app,
+        BearerGate(app, TokenVerifier(backend), settings),
         host=settings.host,
         port=settings.port,
         log_level="warning",
@@ -682,6 +578,124 @@ async def _serve_http(server: MCPServer, settings: Settings) -> None:
 def _report_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     with contextlib.suppress(Exception):
         loop.default_exception_handler(context)
+
+
+class BearerGate:
+    """The bearer tokens of /mcp, refused the way RFC 6750 and RFC 9728 describe for tokens
+    issued out of band (by `codesift token create`, not by an authorization server), so
+    that an OAuth-capable client (MCP Inspector, Claude Code, Cursor) reports a missing or
+    rejected token instead of starting an OAuth flow that cannot succeed:
+
+    * no credentials (or another scheme's): 401, `WWW-Authenticate: Bearer realm="codesift",
+      resource_metadata="<base>/.well-known/oauth-protected-resource"`, no error code;
+    * a wrong, revoked or empty token: 401, the same with error="invalid_token" and an
+      error_description;
+    * the database unreachable, so no token can be checked: 503, Retry-After;
+    * GET /.well-known/oauth-protected-resource (and .../mcp): the resource's metadata,
+      bearer tokens in the header, no authorization server, and how to get a token.
+
+    A request with a live token goes on with the token in its scope (`user`, as the SDK's
+    own authentication puts it), where the session manager (a session is its token's) and
+    tenant_middleware (the token's tenant) read it. Every other path goes to the SDK's app
+    unchanged."""
+
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier, settings: Settings):
+        self.app = app
+        self.verifier = verifier
+        self.settings = settings
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        if path in (WELL_KNOWN, WELL_KNOWN + MCP_PATH):
+            await self._metadata(scope, send)
+            return
+        if path != MCP_PATH and not path.startswith(MCP_PATH + "/"):
+            await self.app(scope, receive, send)
+            return
+        scheme, _, token = (Headers(scope=scope).get("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer":
+            await self._challenge(scope, send, None, "send a bearer token: " + TOKEN_HELP)
+            return
+        try:
+            found = await self.verifier.verify_token(token.strip())
+        except ToolError as exc:  # Unreachable: the token cannot be checked
+            body = {"error": "temporarily_unavailable", "error_description": str(exc)}
+            await _send_json(send, 503, body, [(b"retry-after", b"5")])
+            return
+        if found is None:
+            await self._challenge(
+                scope,
+                send,
+                "the bearer token is not a live codesift token (unknown or revoked)",
+                "the bearer token was rejected, it is unknown or revoked: " + TOKEN_HELP,
+            )
+            return
+        scope = {**scope, "user": AuthenticatedUser(found), "auth": AuthCredentials([])}
+        await self.app(scope, receive, send)
+
+    def _base(self, scope: Scope) -> str:
+        """This server's URL as the client reached it (its Host header, when that is a
+        plain host[:port]), else as configured."""
+        host = Headers(scope=scope).get("host") or ""
+        if not _HOST.fullmatch(host):
+            host = f"{self.settings.host}:{self.settings.port}"
+            if ":" in self.settings.host:
+                host = f"[{self.settings.host}]:{self.settings.port}"
+        return f"{scope.get('scheme', 'http')}://{host}"
+
+    async def _challenge(self, scope: Scope, send: Send, error: str | None, said: str) -> None:
+        parts = ['realm="codesift"']
+        if error is not None:
+            parts += ['error="invalid_token"', f'error_description="{error}"']
+        parts.append(f'resource_metadata="{self._base(scope)}{WELL_KNOWN}"')
+        header = ("Bearer " + ", ".join(parts)).encode("ascii")
+        body = {"error": "invalid_token"} if error is not None else {}
+        body["error_description"] = said
+        await _send_json(send, 401, body, [(b"www-authenticate", header)])
+
+    async def _metadata(self, scope: Scope, send: Send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            await _send_json(send, 405, {"error": "method not allowed"}, [(b"allow", b"GET, HEAD")])
+            return
+        document = {
+            "resource": self._base(scope) + MCP_PATH,
+            "resource_name": NAME,
+            "bearer_methods_supported": ["header"],
+            # no authorization_servers: no OAuth server issues these tokens
+            "description": TOKEN_HELP + ".",
+        }
+        await _send_json(
+            send,
+            200,
+            document,
+            [(b"cache-control", b"max-age=3600")],
+            head=scope["method"] == "HEAD",
+        )
+
+
+# a Host header usable in a URL as it is: name or IPv4 or [IPv6], and a port
+_HOST = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+async def _send_json(
+    send: Send, status: int, body: dict, headers: list[tuple[bytes, bytes]], head: bool = False
+) -> None:
+    data = json.dumps(body).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode("ascii")),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"" if head else data})
 
 
 def connection_cap(settings: Settings) -> int:

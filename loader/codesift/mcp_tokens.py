@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import psycopg
 
-from .errors import CodesiftError
 from .mcp_server import token_hash
+from .tenants import use_tenant
 
 PREFIX = "csk_"
 
@@ -24,11 +24,8 @@ class TokenRow:
 
 
 def _act_as(conn: psycopg.Connection, tenant: str) -> int:
-    row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
-    if row is None:
-        raise CodesiftError(f"unknown tenant '{tenant}': create it with codesift tenant create")
-    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
-    return row[0]
+    """Act as `tenant`; an unknown one is the error every command gives (tenants.py)."""
+    return use_tenant(conn, tenant)
 
 
 def create_token(conn: psycopg.Connection, tenant: str, label: str = "") -> tuple[int, str]:

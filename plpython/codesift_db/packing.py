@@ -2,7 +2,8 @@
 
 Server-free: the PL/Python shim of the retrieval pipeline (stage 4) imports this module.
 
-    format_header(item) -> str       '# repo/path:12-40 (Class.method) @ blob 1a2b3c4d5e6f'
+    format_header(item) -> str       '# repo:path:12-40 (Class.method) @ blob 1a2b3c4d5e6f'
+    citation(repo, path, start, end) -> str   'repo:path:12-40' (citations.py; the rows' column)
     pack(items, budget) -> items with packed, tokens, truncated, packed_text (and decision)
 
 pack takes candidate dicts in descending score order (normally the output of
@@ -32,6 +33,7 @@ the first of them.
 
 from __future__ import annotations
 
+from .citations import citation as citation  # re-exported: pipeline/rows.py
 from .tokens import estimate_tokens
 
 NOT_PACKED_BUDGET = "not_packed:budget"
@@ -50,13 +52,14 @@ def _one_line(value: object) -> str:
 def format_header(item: dict) -> str:
     """The citation line of an item.
 
-    '# {repository}/{path}:{start_line}-{end_line} ({symbol}) @ blob {blob_sha[:12]}'; the
-    repository prefix, the symbol and the blob part are left out when missing or empty.
-    Line breaks inside values become spaces, so the header is always one line.
+    '# {repository}:{path}:{start_line}-{end_line} ({symbol}) @ blob {blob_sha[:12]}' (its
+    citation, citations.py); the repository prefix, the symbol and the blob part are left out
+    when missing or empty. Line breaks inside values become spaces, so the header is always
+    one line.
     """
     path = _one_line(item["path"])
     repository = item.get("repository")
-    where = f"{_one_line(repository)}/{path}" if repository else path
+    where = f"{_one_line(repository)}:{path}" if repository else path
     header = f"# {where}:{item['start_line']}-{item['end_line']}"
     symbol = item.get("symbol")
     if symbol:

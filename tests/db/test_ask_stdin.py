@@ -55,7 +55,7 @@ def indexed(dsn, make_repo):
 def test_a_piped_bug_report_gets_the_pack_the_same_text_as_an_argument_gets(dsn, indexed):
     piped = _ask(dsn, "-", "--tenant", "acme", text_in=REPORT.encode())
     assert piped.returncode == 0, piped.stderr
-    assert b"# net/net/client.py:1-3 (fetch_with_retries)" in piped.stdout
+    assert b"# net:net/client.py:1-3 (fetch_with_retries)" in piped.stdout
     given = _ask(dsn, REPORT, "--tenant", "acme")
     assert given.returncode == 0, given.stderr
     assert piped.stdout == given.stdout

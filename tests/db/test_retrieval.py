@@ -141,7 +141,7 @@ def test_pack_context_answers_with_citations_within_budget(db, indexed):
     head = db.execute("select indexed_commit from repositories").fetchone()[0]
     for r in rows:
         assert r["indexed_commit"] == head
-        assert r["text"].startswith(f"# requestsish/{r['path']}:{r['start_line']}-")
+        assert r["text"].startswith(f"# requestsish:{r['path']}:{r['start_line']}-")
         assert r["start_line"] <= r["end_line"]
         assert r["why"]["rrf"] is not None or r["why"]["graph_hop"] is not None
     # the answer itself: resolve_redirects' whole definition, as its symbol or in its file
@@ -193,7 +193,7 @@ def test_pack_context_text_is_one_prompt_block(db, indexed):
     text = db.execute(
         "select pack_context_text('where are redirects followed?', repo => 'requestsish')"
     ).fetchone()[0]
-    assert text.startswith("# requestsish/") and "def resolve_redirects" in text
+    assert text.startswith("# requestsish:") and "def resolve_redirects" in text
 
 
 def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):

@@ -1,11 +1,13 @@
 """Start `codesift mcp` as a subprocess and talk to it with the MCP SDK's own client."""
 
+import contextlib
 import os
 import resource
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -15,6 +17,7 @@ import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 ROOT = Path(__file__).resolve().parents[2]
 CODESIFT = str(ROOT / ".venv" / "bin" / "codesift")
@@ -110,3 +113,75 @@ async def http_session(url: str, token: str | None) -> AsyncIterator:
 
 def text_of(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+class DatabaseSwitch:
+    """A loopback TCP port that forwards to the test database while switched up, and where
+    nothing listens while down: a DSN pointing at it (`.dsn`) reaches a database that can be
+    taken away and brought back under a running server, the real one untouched. Down also
+    cuts the connections open through it, as a database that stops does."""
+
+    def __init__(self, dsn: str):
+        params = conninfo_to_dict(dsn)
+        host = str(params.get("host") or "localhost")
+        port = int(params.get("port") or 5432)
+        self.target: str | tuple[str, int] = (
+            f"{host}/.s.PGSQL.{port}" if host.startswith("/") else (host, port)
+        )
+        self.port = free_port()
+        params.pop("hostaddr", None)
+        self.dsn = make_conninfo(**{**params, "host": "127.0.0.1", "port": str(self.port)})
+        self._listener: socket.socket | None = None
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "DatabaseSwitch":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    def up(self) -> None:
+        listener = socket.create_server(("127.0.0.1", self.port))
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def down(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it
+            listener.close()
+        with self._lock:
+            cut, self._open = self._open, []
+        for sock in cut:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # switched down
+            family = socket.AF_UNIX if isinstance(self.target, str) else socket.AF_INET
+            server = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                server.connect(self.target)
+            except OSError:
+                client.close()
+                server.close()
+                continue
+            with self._lock:
+                self._open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)

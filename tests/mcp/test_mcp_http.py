@@ -1,8 +1,10 @@
 """`codesift mcp --http`: Streamable HTTP on loopback with bearer tokens. Two tenants with
 the same repository name each see only their own code, also under many interleaved
-concurrent requests on one connection pool."""
+concurrent requests on one connection pool; neither learns where a checkout lies on the
+machine that indexed it."""
 
 import asyncio
+import json
 
 import psycopg
 import pytest
@@ -155,3 +157,33 @@ def test_another_tenants_ref_is_unknown_and_hostile_refs_fail_cleanly(dsn, two):
     assert not own.is_error, text_of(own)
     assert {r["ref"] for r in own.structured_content["rows"]} == {"globex-only"}
     assert "app/branch_only.py" in {r["path"] for r in own.structured_content["rows"]}
+
+
+def test_list_repositories_over_http_shows_no_checkout_path(dsn, two):
+    """A repository's origin is the absolute path of the checkout on the machine that
+    indexed it: a token holder learns it from neither the tool nor the resources (the stdio
+    server's user does: test_mcp_stdio)."""
+    _, tokens = two
+    with psycopg.connect(dsn) as conn:
+        origins = [r[0] for r in conn.execute("select origin from codesift.repositories")]
+    assert origins and all(o.startswith("/") for o in origins)  # what must not be sent
+
+    async def run(url):
+        async with http_session(url, tokens["acme"]) as s:
+            tool = await s.call_tool("list_repositories", {})
+            every = await s.read_resource("codesift://repositories")
+            one = await s.read_resource("codesift://repositories/shared")
+            return tool, every.contents[0].text, one.contents[0].text
+
+    with http_server(dsn) as url:
+        tool, every, one = asyncio.run(run(url))
+    assert not tool.is_error, text_of(tool)
+    rows = tool.structured_content["rows"]
+    assert [(r["repository"], r["origin"]) for r in rows] == [("shared", None)]
+    assert [r["origin"] for r in json.loads(every)] == [None]
+    assert json.loads(one)["origin"] is None
+    said = text_of(tool) + json.dumps(tool.structured_content) + every + one
+    for origin in origins:
+        assert origin not in said
+    # no absolute path at all: no JSON string value starts with '/'
+    assert '"/' not in json.dumps(tool.structured_content) + every + one

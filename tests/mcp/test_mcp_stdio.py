@@ -1,15 +1,21 @@
 """`codesift mcp` over stdio, spoken to by the MCP SDK's own client: every tool on a real
-indexed repository returns cited results."""
+indexed repository returns cited results; `initialize` is answered before the SDK, the
+tools and the database are loaded; a database that is down is reported per call, and picked
+up again when it is back, in the same session."""
 
 import asyncio
+import io
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import psycopg
 import pytest
 from codesift.indexer import index_repository
 
 from tests.conftest import commit, write_files
-from tests.mcp.harness import stdio_session, text_of
+from tests.mcp.harness import CODESIFT, DatabaseSwitch, stdio_session, text_of
 
 FILES = {
     "shop/cart.py": (
@@ -92,7 +98,7 @@ def test_every_tool_answers_with_citations(dsn, shop):
 
     search = out["search"]
     text = text_of(search)
-    assert "# shop/shop/pricing.py:" in text or "# shop/shop/cart.py:" in text
+    assert "# shop:shop/pricing.py:" in text or "# shop:shop/cart.py:" in text
     rows = search.structured_content["rows"]
     assert rows and all({"repository", "path", "start_line", "end_line"} <= set(r) for r in rows)
     assert {"shop/pricing.py", "shop/cart.py"} & {r["path"] for r in rows}
@@ -106,16 +112,19 @@ def test_every_tool_answers_with_citations(dsn, shop):
     assert absent.structured_content["rows"] == []
     assert "apply_discount" in text_of(absent) and "no symbol named" in text_of(absent)
 
-    related = {r["related_path"]: r for r in out["related"].structured_content["rows"]}
-    assert related["shop/pricing.py"]["relation"] == "imports"
-    assert related["tests/test_cart.py"]["relation"] == "imported by"
-    assert related["tests/test_cart.py"]["is_test"] is True
+    related = {
+        (r["related_path"], r["relation"]): r for r in out["related"].structured_content["rows"]
+    }
+    assert ("shop/pricing.py", "imports") in related
+    assert related["tests/test_cart.py", "imported by"]["is_test"] is True
 
     explain = out["explain"].structured_content["rows"]
     assert explain and all("decision" in r for r in explain)
 
     repos = out["repos"].structured_content["rows"]
     assert [(r["repository"], r["stale"]) for r in repos] == [("shop", False)]
+    # the stdio server's user indexed the checkout: they see where it is
+    assert [Path(r["origin"]).resolve() for r in repos] == [shop.resolve()]
 
     uris = {str(r.uri) for r in out["resources"]}
     assert "codesift://repositories" in uris
@@ -143,9 +152,220 @@ def test_sync_index_picks_up_worktree_edits(dsn, shop):
 
 
 def test_unknown_tenant_is_a_clear_error(dsn, shop):
+    """The tenant is looked up on the first call: the server starts, and each call says
+    what to do."""
+
     async def run():
         async with stdio_session(dsn, "nobody") as s:
-            await s.list_tools()
+            return await s.call_tool("list_repositories", {}), await s.call_tool(
+                "search_code", {"question": "discount"}
+            )
 
-    with pytest.raises(Exception):  # noqa: B017 - the server exits; the client sees a closed pipe
-        asyncio.run(run())
+    for result in asyncio.run(run()):
+        assert result.is_error
+        assert text_of(result).startswith("unknown tenant 'nobody': index a repository for it")
+
+
+# modules that answering initialize does not need: the SDK and what it brings, the pool,
+# the tools and what they bring, the embedders' numerical stack (pydantic is not among them:
+# typer parses the command line with it)
+HEAVY = {
+    "mcp",
+    "mcp_types",
+    "starlette",
+    "sse_starlette",
+    "uvicorn",
+    "anyio",
+    "httpx2",
+    "psycopg_pool",
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+}
+HEAVY_OWN = {"codesift.mcp_server", "codesift.mcp_tools", "codesift.indexer"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+
+
+def test_initialize_is_answered_before_the_sdk_and_the_database_load(dsn, shop, tmp_path):
+    """A client waits for `initialize` before anything else: it is answered before the MCP
+    SDK, the tools, the pool or the database are touched (CODESIFT_MCP_MODULES_LOG: the
+    modules loaded as each answer went out); the pool comes with the first tool call."""
+    log = tmp_path / "modules.jsonl"
+    env = {
+        "CODESIFT_DSN": dsn,
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "CODESIFT_MCP_MODULES_LOG": str(log),
+    }
+    proc = subprocess.Popen(
+        [CODESIFT, "mcp", "--tenant", "acme"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=shop,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(message: dict) -> None:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+
+    def answer(ident: int) -> dict:
+        while True:
+            message = json.loads(proc.stdout.readline())
+            if message.get("id") == ident:
+                return message
+
+    try:
+        ask(INITIALIZE)
+        init = answer(1)
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        listed = answer(2)
+        call = {"name": "list_repositories", "arguments": {}}
+        ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+        called = answer(3)
+        # one answer per request: the SDK's own answer to initialize is not sent too
+        ask({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+        assert answer(4)["result"] == {}
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+    assert init["result"]["serverInfo"]["name"] == "codesift"
+    assert init["result"]["protocolVersion"] == "2025-06-18"
+    assert "search_code" in {t["name"] for t in listed["result"]["tools"]}
+    assert called["result"]["structuredContent"]["rows"][0]["repository"] == "shop"
+    loaded = {e["id"]: set(e["modules"]) for e in map(json.loads, log.read_text().splitlines())}
+    assert sorted(loaded) == [1, 2, 3, 4]
+
+    def heavy(modules: set[str]) -> set[str]:
+        return {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY_OWN}
+
+    assert heavy(loaded[1]) == set()
+    # tools/list needs the SDK and the tools, not yet the pool
+    assert {"mcp", "codesift.mcp_tools"} <= loaded[2]
+    assert "psycopg_pool" not in loaded[2] and "numpy" not in loaded[2]
+    assert "psycopg_pool" in loaded[3]
+
+
+def test_a_first_message_other_than_initialize_is_the_sdks_to_answer(tmp_path):
+    """Only a well-formed `initialize` as the first message is answered early; anything
+    else (here a ping, then an initialize) is answered by the SDK, once each."""
+    env = {"CODESIFT_DSN": "postgresql://nobody@127.0.0.1:1/none", "PATH": os.environ["PATH"]}
+    proc = subprocess.Popen(
+        [CODESIFT, "mcp", "--tenant", "acme"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    answers = []
+    try:
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {**INITIALIZE, "id": 2},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+        ):
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(proc.stdout.readline()))
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert [a["id"] for a in answers] == [1, 2, 3]
+    assert answers[1]["result"]["serverInfo"]["name"] == "codesift"
+    assert "search_code" in {t["name"] for t in answers[2]["result"]["tools"]}
+    assert proc.stdout.read() == ""  # nothing more: initialize was answered once
+
+
+@pytest.mark.parametrize("requested", ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28", "x"])
+def test_the_early_initialize_answer_is_the_sdks(requested):
+    """What mcp_start answers `initialize` with is what the SDK answers for this server, for
+    every protocol version a client may ask for (the SDK's own answer is dropped)."""
+    import anyio
+    from codesift.mcp_server import Backend, build_server
+    from codesift.mcp_start import Settings, early_answer
+    from mcp.server.stdio import stdio_server
+
+    request = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": requested}}
+    settings = Settings(dsn="postgresql://nobody@127.0.0.1:1/none", tenant_name="acme")
+    server = build_server(settings, Backend(settings))
+    lowlevel = server._lowlevel_server
+
+    class Answers(io.StringIO):
+        def flush(self) -> None:
+            pass
+
+    answers = Answers()
+
+    async def sdk() -> None:
+        lines = io.StringIO(json.dumps(request) + "\n")
+        async with stdio_server(anyio.wrap_file(lines), anyio.wrap_file(answers)) as (r, w):
+            await lowlevel.run(r, w, lowlevel.create_initialization_options())
+
+    anyio.run(sdk)
+    assert early_answer(json.dumps(request)) == json.loads(answers.getvalue().splitlines()[0])
+
+
+TOOL_CALLS = {
+    "search_code": {"question": "how is the discount applied?"},
+    "find_symbol": {"name": "Cart.total"},
+    "related_files": {"path": "shop/cart.py"},
+    "explain_search": {"question": "discount"},
+    "list_repositories": {},
+    "sync_index": {"name": "shop"},
+}
+
+
+def test_a_database_down_is_reported_per_call_and_picked_up_when_back(dsn, shop):
+    """Started while its database is down, the server answers initialize and tools/list,
+    and every tool call with an error saying so; once the database is up the same session's
+    next call works, and so again after it went away and came back (no restart)."""
+    with DatabaseSwitch(dsn) as database:
+
+        async def run():
+            out: dict = {}
+            async with stdio_session(database.dsn, "acme", cwd=shop) as s:
+                out["tools"] = {t.name for t in (await s.list_tools()).tools}
+                out["down"] = {name: await s.call_tool(name, a) for name, a in TOOL_CALLS.items()}
+                try:
+                    await s.read_resource("codesift://repositories")
+                except Exception as exc:  # noqa: BLE001 - a resource's error is the SDK's
+                    out["resource"] = str(exc)
+                database.up()
+                out["up"] = await s.call_tool("find_symbol", {"name": "Cart.total"})
+                out["repos"] = await s.call_tool("list_repositories", {})
+                database.down()
+                out["gone"] = await s.call_tool("find_symbol", {"name": "Cart.total"})
+                database.up()
+                out["back"] = await s.call_tool("find_symbol", {"name": "Cart.total"})
+            return out
+
+        out = asyncio.run(run())
+
+    assert out["tools"] == set(TOOL_CALLS)
+    said = f"port {database.port} failed: Connection refused): start it or check CODESIFT_DSN"
+    for name, result in out["down"].items():
+        assert result.is_error, name
+        assert text_of(result).startswith("database unreachable ("), (name, text_of(result))
+        assert text_of(result).endswith(said), (name, text_of(result))
+    assert "database unreachable (" in out["resource"]
+    for key in ("up", "back"):
+        assert not out[key].is_error, (key, text_of(out[key]))
+        assert out[key].structured_content["rows"][0]["path"] == "shop/cart.py"
+    assert [r["repository"] for r in out["repos"].structured_content["rows"]] == ["shop"]
+    assert out["gone"].is_error and text_of(out["gone"]).endswith(said), text_of(out["gone"])

@@ -51,8 +51,8 @@ def indexed(dsn, make_repo):
 def test_paths_that_look_like_markup_print_exactly(dsn, indexed):
     result = _cli(dsn, "ask", QUESTION, "--tenant", "acme")
     assert result.returncode == 0, result.stderr
-    assert "# app/pages/[id].py:1-2 " in result.stdout
-    assert "# app/a[/b]c.py:1-2 " in result.stdout
+    assert "# app:pages/[id].py:1-2 " in result.stdout
+    assert "# app:a[/b]c.py:1-2 " in result.stdout
     explain = _cli(dsn, "ask", QUESTION, "--tenant", "acme", "--explain")
     assert explain.returncode == 0, explain.stderr
     assert "pages/[id].py" in explain.stdout and "a[/b]c.py" in explain.stdout
@@ -100,7 +100,7 @@ def test_data_in_messages_is_never_markup(dsn, indexed):
     result = _cli(dsn, "ask", "x", "--tenant", "x[/b]")
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert result.stderr == "error: unknown tenant 'x[/b]': index a repository for it first\n"
+    assert result.stderr == "error: unknown tenant 'x[/b]' (codesift status lists the tenants)\n"
 
     result = _cli(dsn, "index", "/nonexistent/[/b][red]:smile:")
     assert result.returncode == 1

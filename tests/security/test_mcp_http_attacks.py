@@ -1,5 +1,6 @@
 """Attacks on `codesift mcp --http` and its tokens: no token, a wrong, revoked or other
-tenant's token, session hijacking, path traversal, oversized budgets and inputs, index
+tenant's token (each refused with an RFC 6750 challenge, not an OAuth flow), a database
+that is down, session hijacking, path traversal, oversized budgets and inputs, index
 writes over HTTP, half-sent requests against the open-files limit, one token opening
 sessions until others are refused, and the token table and lookup function themselves."""
 
@@ -13,12 +14,19 @@ from urllib.parse import urlsplit
 import httpx2
 import psycopg
 import pytest
-from codesift.mcp_server import MAX_BUDGET, Backend, Settings, token_hash
+from codesift.mcp_server import Backend, Settings, token_hash
 from codesift.mcp_tokens import create_token, revoke_token
+from codesift.mcp_tools import MAX_BUDGET
 from codesift.tenants import grant_login_role
 from psycopg.conninfo import make_conninfo
 
-from tests.mcp.harness import http_server, http_server_process, http_session, text_of
+from tests.mcp.harness import (
+    DatabaseSwitch,
+    http_server,
+    http_server_process,
+    http_session,
+    text_of,
+)
 from tests.security.two_tenants import index_two_tenants
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -85,6 +93,84 @@ def test_no_wrong_or_revoked_token_is_401_without_data(dsn, two):
         assert ok.status_code == 200
 
 
+def test_token_errors_are_bearer_challenges_that_start_no_oauth_flow(dsn, two):
+    """RFC 6750: no credentials get a bare challenge (no error code), a wrong, revoked or
+    empty token error="invalid_token" with a description; both name the resource's RFC 9728
+    metadata, which says tokens go in the header and names no authorization server (they
+    are issued out of band: `codesift token create`), so an OAuth-capable client reports
+    the token instead of starting an OAuth flow. The server is no authorization server."""
+    _, tokens = two
+    acme_token = tokens["acme"][1]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("set role codesift_loader")
+        revoked_id, revoked = create_token(conn, "acme")
+        assert revoke_token(conn, "acme", revoked_id)
+    no_credentials = {"none": {}, "basic": {"Authorization": f"Basic {acme_token}"}}
+    rejected = {
+        "wrong": {"Authorization": "Bearer csk_" + "A" * 43},
+        "revoked": {"Authorization": f"Bearer {revoked}"},
+        "hash instead of token": {"Authorization": f"Bearer {token_hash(acme_token)}"},
+        "empty": {"Authorization": "Bearer"},
+    }
+    with http_server(dsn) as url, httpx2.Client(timeout=30) as client:
+        base = url.removesuffix("/mcp")
+        metadata = f'resource_metadata="{base}/.well-known/oauth-protected-resource"'
+        for label, headers in {**no_credentials, **rejected}.items():
+            r = client.post(url, json=INIT, headers={**ACCEPT, **headers})
+            assert r.status_code == 401, (label, r.status_code)
+            challenge = r.headers["www-authenticate"]
+            if label in no_credentials:
+                assert challenge == f'Bearer realm="codesift", {metadata}', label
+            else:
+                assert challenge.startswith('Bearer realm="codesift", error="invalid_token", ')
+                assert 'error_description="the bearer token is not a live codesift token' in (
+                    challenge
+                ), label
+                assert challenge.endswith(metadata), label
+                assert r.json()["error"] == "invalid_token", label
+            assert "codesift token create" in r.json()["error_description"], label
+            assert no_data(r.text), label
+        for path in (
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+        ):
+            r = client.get(base + path)
+            assert r.status_code == 200, path
+            document = r.json()
+            assert document["resource"] == url
+            assert document["bearer_methods_supported"] == ["header"]
+            assert "authorization_servers" not in document
+            assert "codesift token create" in document["description"]
+        assert client.post(base + "/.well-known/oauth-protected-resource").status_code == 405
+        # nothing here speaks OAuth: no authorization server metadata, no registration
+        for path in (
+            "/.well-known/oauth-authorization-server",
+            "/.well-known/openid-configuration",
+        ):
+            assert client.get(base + path).status_code == 404, path
+        assert client.post(base + "/register", json={}).status_code == 404
+
+
+def test_a_database_down_is_503_and_names_nothing_of_it(dsn, two):
+    """While the database is down no token can be checked: 503 with Retry-After, and
+    nothing of where the database is; once it is back the same server serves again."""
+    _, tokens = two
+    headers = {**ACCEPT, "Authorization": f"Bearer {tokens['acme'][1]}"}
+    with (
+        DatabaseSwitch(dsn) as database,
+        http_server(database.dsn) as url,
+        httpx2.Client(timeout=30) as client,
+    ):
+        down = client.post(url, json=INIT, headers=headers)
+        database.up()
+        up = client.post(url, json=INIT, headers=headers)
+    assert down.status_code == 503
+    assert down.headers["retry-after"] == "5"
+    assert down.json()["error_description"] == "database unreachable: try again later"
+    assert str(database.port) not in down.text and "127.0.0.1" not in down.text
+    assert up.status_code == 200
+
+
 def test_another_tenants_token_cannot_use_a_session(dsn, two):
     _, tokens = two
     acme, globex = tokens["acme"][1], tokens["globex"][1]
@@ -119,9 +205,11 @@ def test_path_traversal_in_related_files_returns_nothing(dsn, two):
     with http_server(dsn) as url:
         results = asyncio.run(run(url))
     for path, r in zip(attacks, results, strict=True):
-        assert not r.is_error, path
-        assert r.structured_content["rows"] == [], path
-        # the notice names the path asked for, nothing read from it
+        # a path that leaves the repository ('..', absolute) is refused; the others name no
+        # file: no rows, a notice
+        assert r.is_error is ("%2e" not in path and "file:" not in path), path
+        assert r.is_error or r.structured_content["rows"] == [], path
+        # the message names the path asked for, nothing read from it
         assert "root:x:" not in text_of(r) and "acmezebra" not in text_of(r)
 
 

@@ -88,7 +88,7 @@ def test_format_header():
         "blob_sha": "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d",
     }
     assert format_header(it) == (
-        "# requests/src/requests/sessions.py:12-40 "
+        "# requests:src/requests/sessions.py:12-40 "
         "(SessionRedirectMixin.resolve_redirects) @ blob 1a2b3c4d5e6f"
     )
     assert format_header({"path": "a.py", "start_line": 1, "end_line": 1}) == "# a.py:1-1"
