@@ -101,6 +101,23 @@ def content_reason(text: str) -> str | None:
     return None
 
 
+class Skipped(Counter):
+    """The files left out, counted by reason, with the first SHOWN paths of each reason kept
+    to name them (`codesift index --dry-run`)."""
+
+    SHOWN = 10
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.paths: dict[str, list[str]] = {}
+
+    def add(self, reason: str, path: str) -> None:
+        self[reason] += 1
+        shown = self.paths.setdefault(reason, [])
+        if len(shown) < self.SHOWN:
+            shown.append(path)
+
+
 @dataclass
 class _Layer:
     folder: str  # '' for the root; 'a/b/' for a nested file
@@ -139,14 +156,14 @@ class Rules:
                 reason, reincluded = None, layer.reason == USER
         return reason, reincluded
 
-    def filter(self, candidates: Iterable, skipped: Counter) -> tuple[list, set[str]]:
-        """The candidates not excluded (counting the rest in `skipped` by reason), and the
+    def filter(self, candidates: Iterable, skipped: Skipped) -> tuple[list, set[str]]:
+        """The candidates not excluded (the rest go to `skipped`, by reason), and the
         paths a .codesiftignore re-included (exempt from the content checks)."""
         keep, reincluded = [], set()
         for c in candidates:
             reason, again = self.decide(c.path)
             if reason:
-                skipped[reason] += 1
+                skipped.add(reason, c.path)
                 continue
             if again:
                 reincluded.add(c.path)

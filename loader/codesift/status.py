@@ -9,6 +9,7 @@ import psycopg
 from . import db, git
 from .embedder import active_model
 from .errors import CodesiftError
+from .tenants import tenant_id as tenant_id_of
 
 # one tenant's repositories ($tenant names it: the statement names the tenant everywhere)
 REPOSITORIES = """
@@ -111,7 +112,10 @@ def repository_status(
     conn: psycopg.Connection, tenant: str | None = None
 ) -> list[RepositoryStatus]:
     """Every repository of the tenant (or of every tenant the role may name), acting as
-    each tenant in turn: row-level security applies to every statement."""
+    each tenant in turn: row-level security applies to every statement. An unknown
+    tenant is an error (the one every command gives), not an empty list."""
+    if tenant is not None:
+        tenant_id_of(conn, tenant)
     model, _ = active_model(conn)
     tenants = conn.execute(
         "select id, name from codesift.tenants where %(name)s::text is null or name = %(name)s"

@@ -28,7 +28,6 @@ import os
 import signal
 import stat
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -75,7 +74,7 @@ class BatchSummary:
     edges: int = 0  # edges recomputed (all of the repository's, or the changed files')
     full: bool = False  # the full incremental index ran instead
     seconds: float = 0.0
-    skipped: Counter = field(default_factory=Counter)
+    skipped: ignore.Skipped = field(default_factory=ignore.Skipped)
     embedded: EmbedStats = field(default_factory=EmbedStats)
 
 

@@ -2,6 +2,7 @@
 `codesift index --dry-run`, which writes nothing."""
 
 import os
+import re
 import subprocess
 from collections import Counter
 
@@ -173,3 +174,69 @@ def test_dry_run_sees_worktree_changes(db, dsn, make_repo):
     assert _counts(db) == before
     assert "would index 2 files" in out
     assert f"skipped 1 file(s): {ignore.VENDORED}" in out
+
+
+MANY_VENDORED = {f"vendor/gen/m{i:02}.py": f"def m{i}():\n    return {i}\n" for i in range(12)}
+EMBED_LINE = re.compile(
+    r"would embed ([\d,]+) texts \(([\d,]+) symbols \+ ([\d,]+) files\):"
+    r" ([\d,]+) vectors to compute"
+)
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def test_dry_run_names_the_skipped_paths_and_estimates_the_embedding(db, dsn, make_repo):
+    root = make_repo({**FILES, **MANY_VENDORED}, name="ctl")
+    lines = _dry_run(dsn, root, "--name", "ctl").splitlines()
+
+    def named(reason: str) -> list[str]:
+        at = lines.index(f"  skipped {Counter(skips)[reason]} file(s): {reason}")
+        shown = []
+        for line in lines[at + 1 :]:
+            if not line.startswith("    "):
+                break
+            shown.append(line.strip())
+        return shown
+
+    skips = [ignore.VENDORED] * 14 + [ignore.LOCKFILE] * 2 + [ignore.GENERATED] * 2
+    vendored = sorted(["vendor/lib/dep.py", "web/node_modules/left-pad/index.js", *MANY_VENDORED])
+    # the first 10 of each reason, in tree order, then how many more
+    assert named(ignore.VENDORED) == vendored[:10] + ["... and 4 more"]
+    assert named(ignore.LOCKFILE) == ["package-lock.json", "poetry.lock"]
+    assert named(ignore.GENERATED) == ["src/gen_pb2.py", "src/schema.ts"]  # read to know
+    assert "    src/blob.js" in lines  # one line over 4,096 bytes
+
+    texts, symbols, files, to_compute = map(_number, EMBED_LINE.search("\n".join(lines)).groups())
+    estimate = next(line for line in lines if line.startswith("  estimate: "))
+    assert "texts/s (measured here on " in estimate, estimate
+    assert "with the loader's all-MiniLM-L6-v2" in estimate
+
+    # what indexing then stores is what the dry run counted
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="ctl", tenant="t", embed=False, show_progress=False)
+    assert files == len(EXPECTED_LIVE) == db.execute("select count(*) from blobs").fetchone()[0]
+    assert symbols == db.execute("select count(*) from code_symbols").fetchone()[0] > 0
+    assert texts == symbols + files and 0 < to_compute <= texts
+    # nothing new now; what waits in the queue is said
+    again = _dry_run(dsn, root, "--name", "ctl")
+    assert "would embed 0 texts (0 symbols + 0 files): 0 vectors to compute" in again
+    assert f"the tenant's queue already holds {texts:,} texts to embed" in again
+
+
+def test_dry_run_without_a_database_states_the_rate_it_assumes(make_repo):
+    root = make_repo({"a.py": "def a():\n    pass\n"}, name="nodb")
+    result = subprocess.run(
+        [CODESIFT, "index", str(root), "--dry-run"],
+        env={**os.environ, "CODESIFT_DSN": "postgresql://nobody@/none?host=/nonexistent&port=1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "database: not connected: every blob counted as new" in result.stdout
+    assert "would embed 2 texts (1 symbols + 1 files): 2 vectors to compute" in result.stdout
+    assert (
+        "at 20.0 texts/s (assumed, not measured: no database: its embedder is unknown;"
+        in result.stdout
+    )

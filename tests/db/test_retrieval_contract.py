@@ -188,3 +188,117 @@ def test_tenants_sharing_a_repository_name_and_content_stay_apart(
     assert conn.execute("select count(*) from term_stats where term = 'globex'").fetchone()[0] == 0
     assert conn.execute("select count(*) from repositories").fetchone()[0] == 1
     assert db.execute("select count(*) from repositories where name = 'app'").fetchone()[0] == 2
+
+
+PACK_COLUMNS = [
+    "rank",
+    "repository",
+    "path",
+    "start_line",
+    "end_line",
+    "symbol",
+    "kind",
+    "blob_sha",
+    "ref",
+    "indexed_commit",
+    "score",
+    "tokens",
+    "truncated",
+    "text",
+    "why",
+]
+EXPLAIN_COLUMNS = [
+    "candidate",
+    "repository",
+    "ref",
+    "path",
+    "start_line",
+    "end_line",
+    "symbol",
+    "kind",
+    "lexical_rank",
+    "dense_rank",
+    "rrf",
+    "recency",
+    "graph_hop",
+    "score",
+    "decision",
+    "pruned_by",
+    "packed",
+    "tokens",
+    "why",
+]
+LANGUAGES = {".py": "python", ".js": "javascript"}
+BOTH_LANGUAGES = "compileETag auth_v2_session_token scramble"
+
+
+def _dict_rows(db, sql, args=()):
+    cur = db.cursor(row_factory=psycopg.rows.dict_row)
+    rows = cur.execute(sql, args).fetchall()
+    return [c.name for c in cur.description], rows
+
+
+@pytest.mark.parametrize(
+    "function, columns",
+    [("pack_context", PACK_COLUMNS), ("explain_context", EXPLAIN_COLUMNS)],
+)
+def test_rows_end_with_the_blob_language_and_the_citation(db, app_repo, function, columns):
+    names, rows = _dict_rows(db, f"select * from {function}(%s, repo => 'app')", (BOTH_LANGUAGES,))
+    # added after every older column: positional readers keep working
+    assert names == [*columns, "language", "citation"]
+    stored = dict(
+        db.execute(
+            "select f.path, b.language from files f"
+            " join blobs b on b.tenant_id = f.tenant_id and b.sha = f.blob_sha where f.live"
+        ).fetchall()
+    )
+    assert {r["language"] for r in rows} >= {"python", "javascript"}
+    for r in rows:
+        assert r["language"] == stored[r["path"]], r
+        extension = r["path"][r["path"].rfind(".") :]
+        assert r["language"] == LANGUAGES.get(extension), r
+        assert r["citation"] == f"app:{r['path']}:{r['start_line']}-{r['end_line']}", r
+
+
+def test_find_symbol_cites_in_the_same_format(db, app_repo):
+    row = db.execute(
+        "select path, start_line, end_line, citation from find_symbol('scramble', repo => 'app')"
+    ).fetchone()
+    assert row[3] == f"app:{row[0]}:{row[1]}-{row[2]}"
+
+
+def test_pack_context_flat_spreads_why_into_typed_columns(db, app_repo):
+    # the graph brings hashing.py and the test into this pack: graph columns are not all null
+    query = "auth_v2_session_token"
+    pack_names, packed = _dict_rows(
+        db, "select * from pack_context(%s, repo => 'app', token_budget => 2000)", (query,)
+    )
+    flat_names, flat = _dict_rows(
+        db, "select * from pack_context_flat(%s, repo => 'app', token_budget => 2000)", (query,)
+    )
+    why_keys = set(packed[0]["why"])
+    # pack_context's columns in its order (but why), then one column per key of why
+    row_columns = [n for n in pack_names if n != "why"]
+    assert flat_names[: len(row_columns)] == row_columns
+    assert sorted(flat_names[len(row_columns) :]) == sorted(why_keys)
+    assert len(flat) == len(packed) > 1
+    for p, f in zip(packed, flat, strict=True):
+        assert {k: f[k] for k in pack_names if k != "why"} == {
+            k: p[k] for k in pack_names if k != "why"
+        }
+        assert {k: f[k] for k in why_keys} == p["why"], p["path"]
+    assert any(f["graph_hop"] is not None for f in flat)
+    walked = next(f for f in flat if f["graph_path"])
+    assert isinstance(walked["graph_path"], list) and isinstance(walked["graph_edges"], list)
+    assert isinstance(walked["graph_hop"], int)
+    assert all(isinstance(f["rrf"], float) and isinstance(f["path_prior"], float) for f in flat)
+    assert {f["file_kind"] for f in flat} >= {"code"}
+    types = dict(
+        db.execute(
+            "select a.name, format_type(a.type, null) from pg_proc p,"
+            " unnest(p.proargnames, p.proallargtypes, p.proargmodes) as a(name, type, mode)"
+            " where p.proname = 'pack_context_flat' and a.mode = 't'"
+        ).fetchall()
+    )
+    assert types["lexical_rank"] == "integer" and types["dense_distance"] == "double precision"
+    assert types["graph_path"] == "text[]" and types["called_by"] == "text"

@@ -9,7 +9,13 @@ from psycopg.conninfo import make_conninfo
 
 from .two_tenants import index_two_tenants
 
-ENTRY_POINTS = ("pack_context", "pack_context_text", "explain_context", "hybrid_search")
+ENTRY_POINTS = (
+    "pack_context",
+    "pack_context_text",
+    "pack_context_flat",
+    "explain_context",
+    "hybrid_search",
+)
 
 
 def test_public_executes_nothing(db):

@@ -1,8 +1,12 @@
 """The row shapes: pack_context's packed items, explain_context's candidates and
-hybrid_search's stage-1 hits, each with `why` (sql/idempotent/006-context.sql calls these)."""
+hybrid_search's stage-1 hits, each with `why` (sql/idempotent/006-context.sql calls these);
+pack_context_flat's rows are pack_context's with `why` spread into typed columns (BI tools).
+pack_context and explain_context rows end with the blob's `language` and the item's
+`citation` ('repository:path:start-end', citations.citation), after every older column."""
 
 import json
 
+from ..citations import citation
 from ..errcodes import NULL_VALUE_NOT_ALLOWED
 from .params import MAX_SEARCH_K, Params, fail
 from .run import hybrid, order, prepare, run
@@ -31,31 +35,49 @@ def why(item: dict) -> dict:
     }
 
 
-def pack_rows(plpy, p: Params) -> list[dict]:
-    rows: list[dict] = []
+def _where(item: dict) -> dict:
+    """The last columns of pack_context and explain_context rows."""
+    return {
+        "language": item.get("language"),
+        "citation": citation(
+            item["repository"], item["path"], item["start_line"], item["end_line"]
+        ),
+    }
+
+
+def _packed(plpy, p: Params) -> list[tuple[dict, dict]]:
+    """(row without `why`, the packed item) for each packed item, in rank order."""
+    rows: list[tuple[dict, dict]] = []
     for item in run(plpy, p):
         if not item.get("packed"):
             continue
-        rows.append(
-            {
-                "rank": len(rows) + 1,
-                "repository": item["repository"],
-                "path": item["path"],
-                "start_line": item["start_line"],
-                "end_line": item["end_line"],
-                "symbol": item["symbol"],
-                "kind": item["kind"],
-                "blob_sha": item["blob_sha"],
-                "ref": item["ref"],
-                "indexed_commit": item["indexed_commit"],
-                "score": item["score"],
-                "tokens": item["tokens"],
-                "truncated": item["truncated"],
-                "text": item["packed_text"],
-                "why": json.dumps(why(item)),
-            }
-        )
+        row = {
+            "rank": len(rows) + 1,
+            "repository": item["repository"],
+            "path": item["path"],
+            "start_line": item["start_line"],
+            "end_line": item["end_line"],
+            "symbol": item["symbol"],
+            "kind": item["kind"],
+            "blob_sha": item["blob_sha"],
+            "ref": item["ref"],
+            "indexed_commit": item["indexed_commit"],
+            "score": item["score"],
+            "tokens": item["tokens"],
+            "truncated": item["truncated"],
+            "text": item["packed_text"],
+        }
+        rows.append((row, item))
     return rows
+
+
+def pack_rows(plpy, p: Params) -> list[dict]:
+    return [{**row, "why": json.dumps(why(item)), **_where(item)} for row, item in _packed(plpy, p)]
+
+
+def pack_flat_rows(plpy, p: Params) -> list[dict]:
+    """pack_context's rows with each key of `why` a column of its own instead (same names)."""
+    return [{**row, **_where(item), **why(item)} for row, item in _packed(plpy, p)]
 
 
 def explain_rows(plpy, p: Params) -> list[dict]:
@@ -80,6 +102,7 @@ def explain_rows(plpy, p: Params) -> list[dict]:
             "packed": item.get("packed", False),
             "tokens": item.get("tokens", 0),
             "why": json.dumps(why(item)),
+            **_where(item),
         }
         for item in run(plpy, p)
     ]

@@ -3,7 +3,7 @@ candidates; all hybrid_search runs) and run (then the graph, the stand-ins, the 
 pruning and packing; what pack_context and explain_context run). Every stage after fusion
 is `stage(plpy, req, items)` (request.py)."""
 
-from .. import packing
+from .. import packing, plans
 from . import features, question
 from .callees import add_callees
 from .fill import fill
@@ -23,6 +23,7 @@ from .standins import EXPANDED, TOO_BIG, split_big_files
 SEARCH_STAGES = (hydrate, consensus, apply_recency)
 # then, for a call that packs
 PACK_STAGES = (expand_graph, split_big_files, add_callees)
+LANGUAGE_TYPES = ["bigint", "text[]"]
 
 
 def order(item: dict) -> tuple:
@@ -89,4 +90,20 @@ def run(plpy, p: Params) -> list[dict]:
     result = sorted(packed + expanded, key=order)
     for rank, item in enumerate(result, 1):
         item["candidate_rank"] = rank
+    add_languages(plpy, req.tenant, result)
     return result
+
+
+def add_languages(plpy, tenant: int, items: list[dict]) -> None:
+    """Each item's `language`: its blob's (sql/blob_languages.sql), None when unknown."""
+    shas = sorted({i["blob_sha"] for i in items if i.get("blob_sha")})
+    found = (
+        {
+            r["sha"]: r["language"]
+            for r in plans.run(plpy, plans.load("blob_languages"), LANGUAGE_TYPES, [tenant, shas])
+        }
+        if shas
+        else {}
+    )
+    for item in items:
+        item["language"] = found.get(item.get("blob_sha"))
