@@ -10,11 +10,13 @@ The outline is what extraction stored (code_symbols): a long definition stored a
 1..n is one row spanning them; depth is the number of enclosing symbols on the `parent`
 chain (a method 1, a function inside it 2). A symbol whose parent does not enclose it (a Go
 method of a type declared elsewhere, a TypeScript namespace, which is no symbol) is at
-depth 0. `doc` is the first line of the stored doc comment.
+depth 0. `doc` is the first line of the stored doc (a docstring's summary line, else the
+comment above the definition); `name_line` the line of its name (the `def` below its
+decorators).
 
-A path is accepted as the tools print it: 'pkg/client.py', 'repo:pkg/client.py',
-'repo:pkg/client.py:10-20' (pack_context's headers: 'repo/pkg/client.py:10-20'); a line range
-names the file, whose whole outline is returned.
+A path is accepted as the tools print it (citations.py, as related_files reads it):
+'pkg/client.py', 'repo:pkg/client.py', a citation 'repo:pkg/client.py:10-20', or
+'repo/pkg/client.py'; a line range names the file, whose whole outline is returned.
 
 The map ranks files by PageRank over the ref's stored file edges (code_symbol_edges: an
 import or a reference passes rank from the importer to what it imports, a test to what it
@@ -31,12 +33,10 @@ block that does not fit cut to the symbol lines that do, then a marker line.
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from . import budget, plans
+from .citations import Reading, nearest_paths, readings, unsafe_path
 from .errcodes import NULL_VALUE_NOT_ALLOWED, UNDEFINED_OBJECT
 from .file_kinds import file_kind
 from .packing import longest_prefix
@@ -57,7 +57,6 @@ MAP_SYMBOLS_PER_FILE = 300  # symbol rows read per file for its map block
 MAP_BATCH = 64  # files whose symbols one statement reads
 MAP_SECONDS = 10.0  # packing blocks stops (with a notice) after this long
 NEAREST_POOL = 20_000  # live paths read to suggest the nearest ones for an unknown file
-NEAREST_SHOWN = 5
 DAMPING = 0.85
 ITERATIONS = 30  # at most; the iteration stops once the ranks move by under TOLERANCE
 TOLERANCE = 1e-9
@@ -75,58 +74,12 @@ MAP_SKIPPED_KINDS = frozenset({"block"})
 INDENT = "  "
 CUT_MARKER = "..."
 
-_LINES = re.compile(r"^(?P<rest>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
-
-
 # --- arguments --------------------------------------------------------------------------
 
 
 def _check_text(plpy, label: str, value, limit: int, what: str) -> None:
     if value is not None and len(value) > limit:
         fail(plpy, f"{label} is {len(value):,} characters; at most {limit:,}", hint=what)
-
-
-def unsafe_path(path: str) -> str | None:
-    """Why `path` cannot be a path relative to a repository's root, or None."""
-    if path.startswith(("/", "\\", "~/")) or re.match(r"^[A-Za-z]:[\\/]", path):
-        return "is absolute"
-    if ".." in re.split(r"[\\/]", path):
-        return "goes up a folder ('..')"
-    return None
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One way to read the path a caller passed: a path in the repository named `repo`
-    (any repository in scope when None)."""
-
-    repo: str | None
-    path: str
-
-
-def readings(text: str, names: Iterable[str]) -> list[Reading]:
-    """The ways to read `text` as a file of the repositories named `names`, most literal
-    first: the path as given; without a ':10-20' or ':10' line range; then 'repo:path' and
-    'repo/path' (pack_context's headers) when the first part names one of the repositories."""
-    names = set(names)
-    bases = [text]
-    m = _LINES.match(text)
-    if m:
-        bases.append(m.group("rest"))
-    out: list[Reading] = []
-    for base in bases:
-        out.append(Reading(None, base))
-    for base in bases:
-        for sep in (":", "/"):  # a name may hold either ('org/app')
-            out += [
-                Reading(name, base[len(name) + 1 :])
-                for name in sorted(names, key=len, reverse=True)
-                if len(base) > len(name) + 1 and base.startswith(name + sep)
-            ]
-    # a leading './' is the root
-    out += [Reading(r.repo, r.path[2:]) for r in out if r.path.startswith("./") and r.path[2:]]
-    seen: set[Reading] = set()
-    return [r for r in out if not (r in seen or seen.add(r))]  # type: ignore[func-returns-value]
 
 
 # --- outline ----------------------------------------------------------------------------
@@ -298,28 +251,6 @@ def _unknown_file(plpy, tenant, text, repo, ref, repos, usable: list[Reading]) -
     fail(plpy, f"no live file '{text}'{where}", hint=hint, sqlstate=UNDEFINED_OBJECT)
 
 
-def nearest_paths(
-    wanted: list[str], paths: list[tuple[str, str]], n: int = NEAREST_SHOWN
-) -> list[str]:
-    """Live files ('repo:path') close to the paths tried: the same file name first, then the
-    closest spellings (difflib)."""
-    out: list[str] = []
-
-    def add(found: Iterable[tuple[str, str]]) -> None:
-        out.extend(c for c in (f"{r}:{p}" for r, p in found) if c not in out)
-
-    for w in wanted:
-        base = w.rsplit("/", 1)[-1]
-        add((r, p) for r, p in paths if p.rsplit("/", 1)[-1] == base)
-    repos: dict[str, list[str]] = {}
-    for r, p in paths:
-        repos.setdefault(p, []).append(r)
-    for w in wanted:
-        close = difflib.get_close_matches(w, list(repos), n=n, cutoff=0.6)  # the closest first
-        add((r, p) for p in close for r in repos[p])
-    return out[:n]
-
-
 def _symbols(plpy, tenant: int, shas: list[str], per_blob: int) -> dict[str, list[dict]]:
     """The stored symbols of each blob in file order (no bodies), at most per_blob each."""
     rows = plans.run(
@@ -361,6 +292,7 @@ def file_outline(plpy, path, repo, ref=None) -> list[dict]:
                 "start_line": s["start_line"],
                 "end_line": s["end_line"],
                 "citation": f"{name}:{file_path}:{s['start_line']}-{s['end_line']}",
+                "name_line": s.get("name_line"),
             }
         )
     return out

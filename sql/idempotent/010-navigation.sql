@@ -5,6 +5,21 @@
 -- within it, reads only live files of the ref, and raises 22023/22004 for a bad argument
 -- and 42704 for an unknown file, each with a hint (plpython/codesift_db/navigation.py).
 
+-- file_outline's rows before `name_line` (added last): the same arguments with another
+-- result cannot be replaced, so a file_outline without it is dropped (created again below).
+do $$
+begin
+    if exists (
+        select from pg_catalog.pg_proc as p
+        where
+            p.oid = to_regprocedure('codesift.file_outline(text, text, text)')
+            and not 'name_line' = any(p.proargnames)
+    ) then
+        drop function codesift.file_outline(text, text, text);
+    end if;
+end
+$$;
+
 -- file_outline: every symbol of a live file at the ref, in file order, nested.
 create or replace function codesift.file_outline(
     path text,
@@ -14,7 +29,7 @@ create or replace function codesift.file_outline(
 returns table (
     repository text, file_path text, ordinal integer, depth integer, kind text, name text,
     qualified_name text, signature text, doc text, start_line integer, end_line integer,
-    citation text
+    citation text, name_line integer
 )
 language plpython3u
 stable
@@ -28,8 +43,9 @@ $$;
 comment on function codesift.file_outline(text, text, text) is
 'The outline of a live file: every symbol extraction stored, in file order (ordinal), with '
 'its depth (1 for a method of a class, 2 inside it), kind, name, qualified name, signature, '
-'the first line of its doc comment, its lines and citation; at most 2,000 rows (a NOTICE '
-'says when there were more). path: ''src/app.py'', ''repo:src/app.py'' or a citation '
+'the first line of its doc (docstring, else comment above), its lines and citation, and the '
+'line of its name (name_line; null for a symbol indexed before it existed); at most 2,000 '
+'rows (a NOTICE says when there were more). path: ''src/app.py'', ''repo:src/app.py'' or a citation '
 '''repo:src/app.py:10-20'' (a bare path needs repo when several repositories have it). '
 'An unknown file raises 42704 with the nearest live paths, or the refs where it is live. '
 'ref: that indexed ref (default: the default ref).';

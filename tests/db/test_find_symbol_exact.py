@@ -248,3 +248,55 @@ def test_absent_names_return_nothing_with_the_nearest(app_connect, two_codebases
     notices.clear()
     assert conn.execute("select * from codesift.find_symbol('zzqqxxjj')").fetchall() == []
     assert notices == ["no symbol named 'zzqqxxjj'; no similar name is indexed"]
+
+
+def python_names_and_docstrings(root: Path) -> list[tuple[str, str, int, int, str | None]]:
+    """(name or Class.method, path, first line incl. decorators, the line of `def`/`class`,
+    the docstring's first line or None) of click's top-level definitions and methods, read
+    with Python's own parser."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text())
+        for node, name in _definitions(tree):
+            doc = ast.get_docstring(node)
+            first = doc.split("\n", 1)[0] if doc else None
+            out.append((name, rel, _first_line(node), node.lineno, first))
+    return out
+
+
+def _definitions(tree: ast.Module):
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node, node.name
+        if isinstance(node, ast.ClassDef):
+            for child in node.body:
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    yield child, f"{node.name}.{child.name}"
+
+
+def test_name_lines_and_docstrings_of_a_real_package(app_connect, two_codebases):
+    """Every definition of click comes back with the line of its `def` or `class` (below
+    its decorators: click has hundreds of @t.overload, @property and @classmethod) and, when
+    it has a docstring, the docstring's first line as the first line of its doc."""
+    tenant, _ = two_codebases
+    conn = app_connect(tenant)
+    expected = python_names_and_docstrings(Path(click.__file__).parent)
+    decorated = [e for e in expected if e[2] != e[3]]
+    documented = [e for e in expected if e[4] and "\\" not in e[4]]
+    assert len(decorated) >= 20 and len(documented) >= 50
+    wrong = []
+    for name, path, first, def_line, doc_line in expected:
+        rows = conn.execute(
+            "select name_line, doc from codesift.find_symbol(%s, repo => 'click',"
+            " include_body => false, max_results => 200) where path = %s and start_line = %s",
+            (name, path, first),
+        ).fetchall()
+        got = [(r[0], (r[1] or "").split("\n", 1)[0] or None) for r in rows]
+        want = (def_line, doc_line)
+        if doc_line is None or "\\" in doc_line:  # a comment above; escapes kept as written
+            got = [(line, None) for line, _ in got]
+            want = (def_line, None)
+        if got != [want]:
+            wrong.append((name, path, want, got))
+    assert wrong == [], f"{len(wrong)} of {len(expected)}: {wrong[:5]}"

@@ -286,3 +286,57 @@ def test_the_cli_prints_the_outline_and_the_map(nav, dsn):
     assert missing.returncode == 1
     assert "no live file 'pkg/cores.py'" in missing.stderr
     assert "hint: live files with a similar path: nav:pkg/core.py" in missing.stderr
+
+
+DOCUMENTED = {
+    "pkg/service.py": (
+        "class Service:\n"  # 1
+        '    """Serve requests.\n'  # 2
+        "\n"  # 3
+        "    Thread-safe.\n"  # 4
+        '    """\n'  # 5
+        "\n"  # 6
+        "    # Cached: computed once.\n"  # 7
+        "    @property\n"  # 8
+        "    @functools.cache\n"  # 9
+        "    def size(self):\n"  # 10
+        '        """The number of workers."""\n'  # 11
+        "        return 4\n"  # 12
+    ),
+    "docs/guide.rst": (
+        "=====\n"  # 1
+        "Guide\n"  # 2
+        "=====\n"  # 3
+        "\n"  # 4
+        "Install\n"  # 5
+        "-------\n"  # 6
+        "\n"  # 7
+        "-   pip install\n"  # 8
+        "    service\n"  # 9
+    ),
+}
+
+
+def test_an_outline_has_name_lines_and_docstrings(db, dsn, make_repo, app_connect):
+    root = make_repo(DOCUMENTED, name="documented")
+    with psycopg.connect(dsn) as conn:
+        index_repository(
+            conn, root, name="documented", tenant="t2", embed=False, show_progress=False
+        )
+    tenant = db.execute("select id from codesift.tenants where name = 't2'").fetchone()[0]
+    conn = app_connect(tenant)
+    rows = conn.execute(
+        "select qualified_name, doc, start_line, end_line, name_line"
+        " from codesift.file_outline('documented:pkg/service.py')"
+    ).fetchall()
+    assert rows == [
+        ("Service", "Serve requests.", 1, 12, 1),
+        ("Service.size", "The number of workers.", 8, 12, 10),
+    ]
+    columns = conn.execute("select * from codesift.file_outline('pkg/service.py')").description
+    assert [c.name for c in columns][-2:] == ["citation", "name_line"]
+    rows = conn.execute(
+        "select qualified_name, kind, start_line, end_line, name_line"
+        " from codesift.file_outline('docs/guide.rst')"
+    ).fetchall()
+    assert rows == [("Guide", "section", 1, 9, 2), ("Guide > Install", "section", 5, 9, 5)]

@@ -15,19 +15,16 @@ def test_extensions_file_names_and_aliases():
     )
     assert detect("lib/Rakefile") == detect("Gemfile") == "ruby"
     assert detect("notes.mdx") == "markdown"
+    assert detect("docs/index.rst") == detect("CHANGES.rest") == "rst"
     assert detect("Makefile") is None and detect("x.sql") is None
     assert symbols.detect_language is languages.detect_language
-    assert [languages.canonical(a) for a in ("JS", "c#", "C_Sharp", "md", "Kotlin")] == [
-        "javascript",
-        "csharp",
-        "csharp",
-        "markdown",
-        "kotlin",
-    ]
+    assert [
+        languages.canonical(a) for a in ("JS", "c#", "C_Sharp", "md", "reStructuredText", "Kotlin")
+    ] == ["javascript", "csharp", "csharp", "markdown", "rst", "kotlin"]
 
 
 def test_grammars_and_import_rules():
-    assert set(languages.GRAMMARS) == set(languages.BY_NAME) - {"markdown"}
+    assert set(languages.GRAMMARS) == set(languages.BY_NAME) - {"markdown", "rst"}
     assert languages.GRAMMARS["tsx"] == ("tree_sitter_typescript", "language_tsx")
     assert import_extraction.LANGUAGES == (
         "python",

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import pytest
 from codesift_db.ingest import symbols
+from codesift_db.ingest.languages import SYMBOL_KINDS
 from codesift_db.ingest.symbols import detect_language, extract_symbols
 
 KEYS = {
@@ -24,8 +25,10 @@ KEYS = {
     "body",
     "parent",
     "part",
+    "name_line",
+    "docstring",
 }
-KINDS = {"function", "method", "class", "interface", "type", "route", "section", "block"}
+KINDS = set(SYMBOL_KINDS)  # what extraction may store: find_symbol's kind enum
 
 
 class Case(NamedTuple):
@@ -55,6 +58,8 @@ def _check_invariants(path: str, source: str, syms: list[dict]) -> None:
         assert s["name"] and "\n" not in s["name"]
         assert len(s["signature"]) <= 300
         assert isinstance(s["part"], int) and s["part"] >= 0
+        if s["part"] <= 1:
+            assert s["start_line"] <= s["name_line"] <= s["end_line"]
 
 
 PYTHON_SAMPLE = Case(
@@ -1504,6 +1509,8 @@ def test_detect_language() -> None:
         "X.cs": "csharp",
         "README.md": "markdown",
         "NOTES.MARKDOWN": "markdown",
+        "docs/index.rst": "rst",
+        "CHANGES.REST": "rst",
         "Main.kt": None,
         "Makefile": None,
         "data.json": None,
@@ -1558,6 +1565,103 @@ def test_explicit_language_overrides_extension() -> None:
     src = "def f():\n    return 1\n"
     assert [_key(s) for s in extract_symbols("script", src, "python")] == [("f", "function", 1, 2)]
     assert [_key(s) for s in extract_symbols("script", src, "py")] == [("f", "function", 1, 2)]
+
+
+# --------------------------------------------------------------------------- name lines
+
+
+NAME_LINES = {
+    # path -> (source, {qualified name: (start_line, name_line)})
+    "views.py": (
+        _code(
+            """
+# Cache the result.
+@functools.lru_cache()
+@app.route(
+    "/x",
+)
+def cached(fn):
+    return fn
+
+
+class Store:
+    @property
+    def size(self):
+        return 1
+"""
+        ),
+        {"cached": (2, 6), "Store": (10, 10), "Store.size": (11, 12)},
+    ),
+    "app.ts": (
+        _code(
+            """
+@Component({
+  selector: 'app',
+})
+export class AppComponent {
+  @HostListener('click')
+  onClick(): void {
+    this.name = 'x';
+  }
+}
+
+export const handler = async (
+  req,
+) => {
+  return req;
+};
+"""
+        ),
+        {"AppComponent": (1, 4), "AppComponent.onClick": (5, 6), "handler": (11, 11)},
+    ),
+    "A.java": (
+        _code(
+            """
+@Service
+public class A {
+    @GetMapping("/x")
+    @Deprecated
+    public String get() {
+        return "x";
+    }
+}
+"""
+        ),
+        {"A": (1, 2), "A.get": (3, 5)},
+    ),
+    "lib.rs": (
+        "#[inline]\n#[must_use]\npub fn add(a: i32) -> i32 {\n    a\n}\n",
+        {"add": (1, 3)},
+    ),
+    "x.cpp": (
+        "template <typename T>\nT\nmax_of(T a, T b) {\n    return a > b ? a : b;\n}\n",
+        {"max_of": (1, 3)},
+    ),
+    "x.c": (
+        "static int\nmain_loop (void)\n{\n  return 0;\n}\n\ntypedef struct {\n  int x;\n}"
+        " point_t;\n",
+        {"main_loop": (1, 2), "point_t": (7, 7)},
+    ),
+    "Main.kt": (
+        '@Suppress("unused")\nfun main(args: Array<String>) {\n    println("x")\n}\n',
+        {"main": (1, 2)},
+    ),
+}
+
+
+@pytest.mark.parametrize("path", list(NAME_LINES))
+def test_name_line_is_the_line_of_the_name_below_decorators(path: str) -> None:
+    source, expected = NAME_LINES[path]
+    syms = extract_symbols(path, source)
+    _check_invariants(path, source, syms)
+    got = {s["qualified_name"]: (s["start_line"], s["name_line"]) for s in syms}
+    assert got == expected
+
+
+def test_every_part_of_a_split_symbol_has_the_name_line() -> None:
+    src = "@decorated\n" + _big_class(60)
+    parts = [s for s in extract_symbols("big.py", src) if s["qualified_name"] == "Big"]
+    assert len(parts) > 1 and {p["name_line"] for p in parts} == {2}
 
 
 # --------------------------------------------------------------------------- syntax errors
@@ -1874,6 +1978,9 @@ def test_large_markdown_section_is_split() -> None:
         ("deep.rs", "fn f() {" + "{" * 5000 + "}" * 5000 + "}\n"),
         ("deep.txt", "{\n" * 5000 + "}\n" * 5000),
         ("deep.md", "".join("#" * (1 + i % 6) + f" h{i}\n" for i in range(5000))),
+        ("setext.md", "T\n---\n" * 100_000),
+        ("titles.rst", "".join(f"T{i}\n{'=-~^'[i % 4] * 3}\n" for i in range(100_000))),
+        ("adornments.rst", "=" * 2_000_000 + "x\n" + ("-" * 40 + "\n") * 50_000),
         ("unclosed.cpp", "namespace a { class B { void f() { if (x) { " * 500),
     ],
     ids=lambda v: v if isinstance(v, str) and len(v) < 30 else None,

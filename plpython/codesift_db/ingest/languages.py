@@ -15,7 +15,7 @@ read from files without a grammar too): `//`, `///`, `/* ... */` and `*` continu
 
     detect_language(path) -> a Language's name, or None
     canonical(name) -> the Language's name for a caller-given name or alias
-    BY_NAME, GRAMMARS, IMPORT_RULES, COMMENT_LINE, COMMENT_MARKER
+    BY_NAME, GRAMMARS, IMPORT_RULES, COMMENT_LINE, COMMENT_MARKER, SYMBOL_KINDS
 """
 
 from __future__ import annotations
@@ -143,7 +143,12 @@ LANGUAGES: tuple[Language, ...] = (
         grammar=("tree_sitter_c_sharp", "language"),
     ),
     Language("markdown", (".md", ".markdown", ".mdx"), aliases=("md",)),
+    Language("rst", (".rst", ".rest"), aliases=("restructuredtext", "rest")),
 )
+
+# every kind of symbol extraction stores (symbols/: the per-grammar specs, markdown
+# sections, the fallback's blocks): what find_symbol's `kind` and pack_context's `kinds` take
+SYMBOL_KINDS = ("function", "method", "class", "interface", "type", "route", "section", "block")
 
 BY_NAME: dict[str, Language] = {lang.name: lang for lang in LANGUAGES}
 _BY_EXTENSION = {ext: lang.name for lang in LANGUAGES for ext in lang.extensions}

@@ -1,8 +1,9 @@
 -- The symbols of the blobs just inserted (extraction.py on_blobs_inserted), one array per
--- column; $1: each row's tenant. Lexemes from the identifier-split terms ($13).
+-- column; $1: each row's tenant. Lexemes from the identifier-split terms ($13); $16 the
+-- line of each symbol's name.
 insert into codesift.code_symbols (
     tenant_id, blob_sha, name, qualified_name, kind, start_line,
-    end_line, signature, body, parent, part, doc, lexemes, term_count, token_count
+    end_line, signature, body, parent, part, doc, lexemes, term_count, token_count, name_line
 )
 select
     s.tenant_id,
@@ -19,13 +20,14 @@ select
     nullif(s.doc, '') as doc,
     to_tsvector('simple', s.terms) as lexemes,
     s.term_count,
-    s.token_count
+    s.token_count,
+    s.name_line
 from unnest(
     $1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[],
     $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[],
-    $15::int[]
+    $15::int[], $16::int[]
 )
     as s (
         tenant_id, blob_sha, name, qualified_name, kind, start_line, end_line, signature, body,
-        parent, part, doc, terms, term_count, token_count
+        parent, part, doc, terms, term_count, token_count, name_line
     )

@@ -12,6 +12,7 @@ with numbered as (
         c.part,
         c.signature,
         c.doc,
+        c.name_line,
         row_number() over (
             partition by c.blob_sha order by c.start_line asc, c.end_line desc, c.part asc
         ) as n
@@ -29,7 +30,8 @@ select
     end_line,
     part,
     signature,
-    doc
+    doc,
+    name_line
 from numbered
 where n <= $3
 order by blob_sha asc, n asc

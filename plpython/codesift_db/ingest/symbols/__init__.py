@@ -3,12 +3,20 @@
 Server-free: PL/Python shims import this package; it only needs the tree-sitter grammar wheels
 (each imported lazily, so a missing grammar disables only its language).
 
-    detect_language(path) -> 'python' | 'javascript' | ... | 'markdown' | None
+    detect_language(path) -> 'python' | 'javascript' | ... | 'markdown' | 'rst' | None
     extract_symbols(path, text, language=None) -> [symbol dict, ...] ordered by start_line
 
 Each symbol is a dict with exactly the keys name, qualified_name, kind, start_line, end_line
-(1-based, inclusive), signature, body (the exact lines start..end joined by '\\n'), parent and
-part. Decisions worth knowing:
+(1-based, inclusive), signature, body (the exact lines start..end joined by '\\n'), parent,
+part, name_line and docstring. Decisions worth knowing:
+
+* `name_line` is the line of the name (1-based, inside the range): the `def` line of a
+  decorated Python function, a method's name line below its annotations, the title line of
+  a section (below an rst overline); a fallback block's is the line its name was read from.
+  Every part of a split symbol carries the whole definition's name_line.
+* `docstring` is a Python function's or class's docstring (comments.clean_docstring), ''
+  elsewhere; the comment above a definition is read by extraction (comments.leading_comment)
+  and stored after it (comments.symbol_doc).
 
 * Ranges include what is glued to a definition: Python decorators, JS/TS decorators, Rust
   `#[...]` attributes, `export`, C++ `template <...>`, and Java/C#/PHP annotations (which the
@@ -32,6 +40,8 @@ part. Decisions worth knowing:
 * Declarations without a body (prototypes, abstract/interface methods) are not symbols.
   Syntax errors: tree-sitter recovers; a definition whose header holds a multi-line ERROR
   (it swallowed the code after it) is dropped, while definitions inside it are kept.
+* Documents (markdown, reStructuredText) are sections named by their headings, never by a
+  line of their text; one without any heading is windows named by the file's base name.
 * Fallback ('block' kind): unknown languages, a missing grammar, a parsed file that yields
   no symbol at all, files over MAX_PARSE_CHARS and minified files (mostly lines over 10,000
   characters) use top-level brace blocks or indentation blocks (whichever covers more lines),
@@ -60,22 +70,26 @@ package; the names tests and other modules read are re-exported here):
     python.py, javascript.py (JavaScript, TypeScript, TSX), go.py, java.py, csharp.py,
     rust.py, c.py (C and C++), ruby.py, php.py
                    a language's handlers and its _Spec each
-    markdown.py    ATX heading sections
+    markdown.py    markdown sections (ATX and setext headings), and the section tree
+    rst.py         reStructuredText sections (underlined and overlined titles)
     fallback.py    top-level brace or indentation blocks, else fixed windows
-    comments.py    leading_comment, the doc comment above a symbol
+    comments.py    leading_comment, the doc comment above a symbol; clean_docstring;
+                   symbol_doc, the two as the stored doc
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from ... import budget
 from ..languages import GRAMMARS, canonical, detect_language
-from .comments import MAX_DOC_LINES, leading_comment
+from .comments import MAX_DOC_LINES, leading_comment, symbol_doc
 from .core import MAX_SIGNATURE_CHARS, MAX_SYMBOL_CHARS, MAX_SYMBOL_LINES, _Out, _Source
-from .fallback import FALLBACK_WINDOW_LINES, _fallback_symbols
+from .fallback import FALLBACK_WINDOW_LINES, _fallback_symbols, _windows
 from .markdown import _heading as _heading  # read by tests
 from .markdown import _markdown_symbols
+from .rst import _rst_symbols
 from .walk import _PARSERS as _PARSERS  # read by tests
 from .walk import MAX_NESTING, MAX_PARSE_CHARS, _parser, _tree_symbols
 
@@ -90,7 +104,11 @@ __all__ = [
     "detect_language",
     "extract_symbols",
     "leading_comment",
+    "symbol_doc",
 ]
+
+# The documents' languages: their symbols are the sections their headings open.
+_SECTIONS = {"markdown": _markdown_symbols, "rst": _rst_symbols}
 
 
 def extract_symbols(
@@ -115,16 +133,19 @@ def extract_symbols(
         language = _resolve_language(path, text, language)
         out = _Out(limits)
         try:
-            if language == "markdown":
+            if language in _SECTIONS:
                 out.reset("sections", budget.MAX_SECTIONS)
-                _markdown_symbols(src, out)
+                _SECTIONS[language](src, out)
             elif language in GRAMMARS and _parser(language) is not None:
                 _tree_symbols(src, language, out)
         except (Exception, RecursionError):
             out.reset()
         if not out.items and not limits.expired():
             out.reset()
-            _fallback_symbols(src, out)
+            if language in _SECTIONS:  # a document without headings: its lines name nothing
+                _windows(src, out, os.path.basename(src.path) or language)
+            else:
+                _fallback_symbols(src, out)
         symbols = out.items
         symbols.sort(key=lambda s: (s["start_line"], -s["end_line"], s["part"]))
         out.note()

@@ -18,10 +18,12 @@ def _c_function(node, ctx):
         declarator = _field(declarator, "declarator") or (declarator.named_children or [None])[0]
     if declarator is None or declarator.type != "function_declarator":
         return None
-    quals, name = _split_scoped(" ".join(_name_text(_field(declarator, "declarator"), ctx).split()))
+    name_node = _field(declarator, "declarator")
+    quals, name = _split_scoped(" ".join(_name_text(name_node, ctx).split()))
     if not name or not re.match(r"[~\w]", name):
         return None
     d = _Def(name, "function", node, _field(node, "body"), quals)
+    d.name_row = name_node.start_point[0]
     if quals and quals[-1] not in ctx.namespaces:
         d.kind = "method"
     return d
@@ -34,7 +36,9 @@ def _c_record(kind: str) -> Callable:
         body = _field(node, "body")
         if body is None:
             return None
-        target, name = node, _name_text(_field(node, "name"), ctx)
+        name_node = _field(node, "name")
+        target, name = node, _name_text(name_node, ctx)
+        row = name_node.start_point[0] if name_node is not None else None
         parent = _parent(node, ctx)
         if parent is not None and parent.type == "type_definition":
             # `typedef struct tag {..} name_t;`: callers use the typedef name.
@@ -42,10 +46,11 @@ def _c_record(kind: str) -> Callable:
             alias = _field(parent, "declarator")
             if alias is not None and alias.type == "type_identifier":
                 name = _name_text(alias, ctx)
+                row = None  # `} name_t;` ends the definition: its first row names it
         quals, name = _split_scoped(name)
         if not name or not re.fullmatch(r"[A-Za-z_]\w*", name):
             return None
-        return _Def(name, kind, target, body, quals)
+        return _Def(name, kind, target, body, quals, name_row=row)
 
     return handler
 

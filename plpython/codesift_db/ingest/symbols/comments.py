@@ -1,5 +1,8 @@
-"""leading_comment: the doc comment above a symbol (the comment syntax is one pattern for
-every language: languages.COMMENT_LINE)."""
+"""A symbol's doc: leading_comment, the doc comment above a symbol (the comment syntax is one
+pattern for every language: languages.COMMENT_LINE); clean_docstring, a docstring's text
+as inspect.cleandoc gives it (python.py finds the docstring); symbol_doc, the two as one
+stored `doc`: the docstring first (its first line is the summary outlines show), then, after
+a blank line, the comment above the definition."""
 
 from __future__ import annotations
 
@@ -31,3 +34,24 @@ def leading_comment(lines: list[str], start_line: int, seen: dict | None = None)
         i -= 1
     text = "\n".join(reversed(block))
     return COMMENT_MARKER.sub("", text).strip()
+
+
+def clean_docstring(text: str) -> str:
+    """A docstring's text (without its quotes) as inspect.cleandoc cleans it: the first
+    line stripped, the common indentation of the others removed, blank lines at either end
+    dropped; at most MAX_DOC_LINES lines, each right-stripped."""
+    lines = text.expandtabs().split("\n", MAX_DOC_LINES * 4)[: MAX_DOC_LINES * 4]
+    rest = [line for line in lines[1:] if line.strip()]
+    margin = min((len(line) - len(line.lstrip()) for line in rest), default=0)
+    cleaned = [lines[0].strip()] + [line[margin:].rstrip() for line in lines[1:]]
+    while cleaned and not cleaned[-1]:
+        cleaned.pop()
+    while cleaned and not cleaned[0]:
+        cleaned.pop(0)
+    return "\n".join(cleaned[:MAX_DOC_LINES]).rstrip()
+
+
+def symbol_doc(docstring: str | None, comment: str | None) -> str:
+    """The stored doc of a symbol: its docstring, then its leading comment after a blank
+    line (either alone when the other is empty)."""
+    return "\n\n".join(part for part in (docstring, comment) if part)

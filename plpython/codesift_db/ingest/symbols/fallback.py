@@ -52,13 +52,15 @@ def _fallback_symbols(src: _Source, out: _Out) -> None:
             return
         if limits.expired():
             return
-        name = _block_name(src, start, end)
+        name, row = _block_name(src, start, end)
         sym = {
             "name": name,
             "qualified_name": name,
             "kind": "block",
             "signature": _collapse(src.lines[start]),
             "parent": None,
+            "name_line": row + 1,
+            "docstring": "",
         }
         _emit(out, src, sym, start, end, cuts)
     if not out.items and not limits.expired():
@@ -143,8 +145,9 @@ def _indent_blocks(src: _Source, limits: budget.Budget) -> list[tuple[int, int]]
     return blocks
 
 
-def _block_name(src: _Source, start: int, end: int) -> str:
-    """Best effort: the identifier before the first '(' or the first non-keyword identifier."""
+def _block_name(src: _Source, start: int, end: int) -> tuple[str, int]:
+    """Best effort: the identifier before the first '(' or the first non-keyword identifier;
+    with the row it was read from."""
     for row in range(start, min(end, start + 10) + 1):
         line = src.lines[row][:500]
         if line.lstrip().startswith(("@", "#", "[", "//", "/*", "*")) and row < end:
@@ -153,17 +156,19 @@ def _block_name(src: _Source, start: int, end: int) -> str:
         if "(" in head:
             before = _IDENT.findall(head.split("(", 1)[0])
             if before and before[-1] not in _KEYWORDS:
-                return before[-1]
+                return before[-1], row
         words = _IDENT.findall(head)
         for word in words:
             if word not in _KEYWORDS:
-                return word
+                return word, row
         if words:
-            return words[0]
-    return os.path.basename(src.path) or "block"
+            return words[0], row
+    return os.path.basename(src.path) or "block", start
 
 
-def _windows(src: _Source, out: _Out) -> None:
+def _windows(src: _Source, out: _Out, name: str | None = None) -> None:
+    """Windows of FALLBACK_WINDOW_LINES lines (blank lines at either end left out), each
+    named `name`, else by _block_name."""
     total = len(src.lines)
     for start in range(0, total, FALLBACK_WINDOW_LINES):
         if out.full:
@@ -178,12 +183,14 @@ def _windows(src: _Source, out: _Out) -> None:
             end -= 1
         if start > end:
             continue
-        name = _block_name(src, start, end)
+        found, row = (name, start) if name else _block_name(src, start, end)
         sym = {
-            "name": name,
-            "qualified_name": name,
+            "name": found,
+            "qualified_name": found,
             "kind": "block",
             "signature": _collapse(src.lines[start]),
             "parent": None,
+            "name_line": row + 1,
+            "docstring": "",
         }
         _emit(out, src, sym, start, end, {})

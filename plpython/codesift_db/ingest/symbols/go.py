@@ -24,7 +24,8 @@ def _go_method(node, ctx):
 
 
 def _go_type_spec(node, ctx):
-    name = _name_text(_field(node, "name"), ctx)
+    name_node = _field(node, "name")
+    name = _name_text(name_node, ctx)
     if not name:
         return None
     type_node = _field(node, "type")
@@ -41,7 +42,7 @@ def _go_type_spec(node, ctx):
     if parent is not None and parent.type == "type_declaration":
         if _count_children(parent, ("type_spec", "type_alias"), ctx) == 1:
             target = parent
-    return _Def(name, kind, target, body)
+    return _Def(name, kind, target, body, name_row=name_node.start_point[0])
 
 
 _GO_SPEC = _Spec(

@@ -31,16 +31,19 @@ _HTTP_VERBS = frozenset({"get", "post", "put", "delete", "patch", "options", "he
 _JS_VALUES = _JS_FUNCTIONS | _JS_CLASSES | {"object"}
 
 
-def _js_value_def(name_text: str, value, node, ctx):
-    """A binding whose value is a function, class or object literal, or None."""
-    if value is None:
+def _js_value_def(name_node, value, node, ctx):
+    """A binding of the name at `name_node` whose value is a function, class or object
+    literal, or None."""
+    if value is None or name_node is None:
         return None
+    name_text = _name_text(name_node, ctx)
     quals, name = _split_dotted(name_text)
+    row = name_node.start_point[0]
     if value.type in _JS_FUNCTIONS and name:
         kind = "method" if ".prototype." in name_text else "function"
-        return _Def(name, kind, node, _field(value, "body"), quals)
+        return _Def(name, kind, node, _field(value, "body"), quals, name_row=row)
     if value.type in _JS_CLASSES and name:
-        return _Def(name, "class", node, _field(value, "body"), quals)
+        return _Def(name, "class", node, _field(value, "body"), quals, name_row=row)
     if value.type == "object":
         return _Container(quals + ((name,) if name else ()), classlike=False)
     return None
@@ -69,14 +72,14 @@ def _js_declarator(node, ctx):
     if parent is not None and parent.type in ("lexical_declaration", "variable_declaration"):
         if _count_children(parent, ("variable_declarator",), ctx) == 1:
             target = parent
-    return _js_value_def(_name_text(name, ctx), value, target, ctx)
+    return _js_value_def(name, value, target, ctx)
 
 
 def _js_field(node, ctx):
     value = _field(node, "value")
     if value is None or value.type not in _JS_VALUES:
         return None
-    return _js_value_def(_name_text(_field(node, "name", "property"), ctx), value, node, ctx)
+    return _js_value_def(_field(node, "name", "property"), value, node, ctx)
 
 
 def _js_pair(node, ctx):
@@ -86,7 +89,7 @@ def _js_pair(node, ctx):
     value = _field(node, "value")
     if value is None or value.type not in _JS_VALUES:
         return None
-    return _js_value_def(_name_text(key, ctx), value, node, ctx)
+    return _js_value_def(key, value, node, ctx)
 
 
 def _js_assignment(node, ctx):
@@ -97,10 +100,9 @@ def _js_assignment(node, ctx):
         return None
     parent = _parent(node, ctx)
     target = parent if parent is not None and parent.type == "expression_statement" else node
-    left_text = _name_text(left, ctx)
-    if right.type == "object" and left_text == "module.exports":
+    if right.type == "object" and _name_text(left, ctx) == "module.exports":
         return _Container((), classlike=False)
-    return _js_value_def(left_text, right, target, ctx)
+    return _js_value_def(left, right, target, ctx)
 
 
 def _js_call(node, ctx):

@@ -27,6 +27,7 @@ class _Def:
     body: Any = None  # the node where the signature stops
     quals: tuple = ()  # extra qualifiers: Go receiver, C++ `Class::`, Ruby `A::B`
     classlike: bool | None = None  # scope of children; None: derived from kind
+    name_row: int | None = None  # 0-based row of the name; None: the first row of `node`
 
 
 @dataclass
@@ -45,6 +46,8 @@ class _Spec:
     wrappers: frozenset = frozenset()  # parents whose range belongs to the definition
     attached: frozenset = frozenset()  # preceding siblings glued to the next definition
     opaque: frozenset = frozenset()  # never hold definitions: not walked (big literals)
+    # (a _Def, _Ctx) -> the definition's docstring ('' when none): Python's
+    docstring: Callable | None = None
 
 
 class _Ctx:
@@ -144,7 +147,8 @@ def _named(kind: str, name_fields=("name",), body_fields=("body",)) -> Callable:
         quals, name = _split_scoped(_name_text(name_node, ctx))
         if not name:
             return None
-        return _Def(name, kind, node, _field(node, *body_fields), quals)
+        body = _field(node, *body_fields)
+        return _Def(name, kind, node, body, quals, name_row=name_node.start_point[0])
 
     return handler
 

@@ -70,6 +70,19 @@ _COMMON_OPAQUE = frozenset(
 )
 
 _READ_CHUNK = 1 << 16
+# The last tree _tree_symbols parsed, [language, bytes, tree], taken (once) by reference
+# extraction (ingest/references.py) for the same file, which then needs no parse of its own.
+_LAST_TREE: list = []
+
+
+def take_tree(language: str, src_bytes: bytes):
+    """The tree symbol extraction parsed last, when it was of `src_bytes` in `language`
+    (then forgotten), else None."""
+    last = _LAST_TREE[:]
+    _LAST_TREE.clear()
+    if last and last[0] == language and last[1] == src_bytes:
+        return last[2]
+    return None
 
 
 def _parse(parser, src_bytes: bytes, limits: budget.Budget):
@@ -96,6 +109,7 @@ def _tree_symbols(src: _Source, language: str, out: _Out) -> None:
     src_bytes = src.text.encode("utf-8", "surrogatepass")
     limits = out.limits
     tree = _parse(_parser(language), src_bytes, limits)
+    _LAST_TREE[:] = [language, src_bytes, tree] if tree is not None else []
     if tree is None or limits.expired():
         return
     ctx = _Ctx(src_bytes, src.text)
@@ -186,12 +200,15 @@ def _emit_def(out, src, ctx, spec, d: _Def, path: tuple, classlike: bool):
             return scope + (name,), inner_classlike
         ctx.emitted_huge.add((start_row, end_row))
     qualified = ".".join(scope + (name,))
+    name_row = d.name_row if d.name_row is not None else d.node.start_point[0]
     sym = {
         "name": name,
         "qualified_name": qualified,
         "kind": kind,
         "signature": _signature(ctx.src_bytes, start_node, d),
         "parent": ".".join(scope) or None,
+        "name_line": min(max(name_row, start_row), end_row) + 1,
+        "docstring": spec.docstring(d, ctx) if spec.docstring is not None else "",
     }
     _emit(out, src, sym, start_row, end_row, lambda: _syntax_cuts(src, d.node, start_row))
     return scope + (name,), inner_classlike
