@@ -6,7 +6,7 @@ PL/Python ignores statement_timeout and cancel requests until it returns, so wha
 tenant pushes must be extracted in bounded time and memory. Two kinds of bound:
 
 * Caps on what one blob may produce (symbols, markdown sections, the text of its symbols,
-  import statements, file-level terms). What is over a cap is not stored, but counted.
+  import statements, references, file-level terms). What is over a cap is not stored, but counted.
 * A work budget: a deadline on time.monotonic(), checked inside the Python loops (and by
   tree-sitter's parse progress callback) that gives up cleanly, keeping what was extracted.
 
@@ -50,6 +50,9 @@ MAX_SECTIONS = 5000
 MAX_SYMBOL_TEXT_CHARS = 16 << 20
 # Import statements of one blob.
 MAX_IMPORTS = 5000
+# References of one blob (uses of names that could name a definition, ingest/references.py):
+# the first MAX_REFERENCES in file order are kept.
+MAX_REFERENCES = 50_000
 # Terms of one document's lexemes (a tsvector must stay under 1 MB) and their characters.
 MAX_DOC_TERMS = 50_000
 MAX_DOC_CHARS = 400_000

@@ -357,15 +357,27 @@ drop policy if exists own_role on codesift.tenant_roles;
 create policy own_role on codesift.tenant_roles for select
 using (role_name = current_user or role_name = session_user);
 
--- The same policy on every table keyed by tenant_id.
+-- The same policy on every table keyed by tenant_id, read from the catalog so that a
+-- table a later migration adds gets it too; but the two read by another key before any
+-- tenant is set, whose policies are their own: tenant_roles (above) and mcp_tokens
+-- (009-mcp-tokens.sql). tests/db/test_rls.py seeds and checks every one of them.
 do $$
 declare
     t text;
 begin
-    foreach t in array array[
-        'repositories', 'blobs', 'files', 'code_symbols', 'blob_imports', 'code_symbol_edges',
-        'symbol_terms', 'blob_terms', 'term_stats', 'corpus_stats', 'embeddings'
-    ] loop
+    for t in
+        select cl.relname::text
+        from pg_catalog.pg_class as cl
+        inner join pg_catalog.pg_namespace as n on cl.relnamespace = n.oid
+        where
+            n.nspname = 'codesift' and cl.relkind in ('r', 'p')
+            and cl.relname not in ('tenant_roles', 'mcp_tokens')
+            and exists (
+                select from pg_catalog.pg_attribute as a
+                where a.attrelid = cl.oid and a.attname = 'tenant_id' and not a.attisdropped
+            )
+        order by cl.relname
+    loop
         execute format('alter table codesift.%I enable row level security', t);
         execute format('alter table codesift.%I force row level security', t);
         execute format('drop policy if exists tenant_isolation on codesift.%I', t);

@@ -47,8 +47,8 @@ on_blobs_inserted(plpy)
 $$;
 
 comment on function codesift.extract_blobs() is
-'Statement trigger on blobs: extracts symbols, import statements and lexemes of the new '
-'blobs in the inserting transaction.';
+'Statement trigger on blobs: extracts symbols, import statements, references and lexemes of '
+'the new blobs in the inserting transaction.';
 
 drop trigger if exists blobs_extract on codesift.blobs;
 create trigger blobs_extract

@@ -101,14 +101,14 @@ comment on column codesift.files.lexemes is 'Path terms and the blob''s terms, f
 -- code_symbols
 
 comment on table codesift.code_symbols is
-'Functions, classes, methods, routes, markdown sections and fallback blocks extracted from a '
-'blob by the extraction trigger.';
+'Functions, classes, methods, routes, markdown and reStructuredText sections and fallback '
+'blocks extracted from a blob by the extraction trigger.';
 comment on column codesift.code_symbols.id is 'Symbol id.';
 comment on column codesift.code_symbols.tenant_id is 'Owning tenant.';
 comment on column codesift.code_symbols.blob_sha is 'Blob the symbol was extracted from.';
 comment on column codesift.code_symbols.name is 'Name as written.';
 comment on column codesift.code_symbols.qualified_name is 'Name with its enclosing classes or modules (Class.method).';
-comment on column codesift.code_symbols.kind is 'function, method, class, interface, type, module, route, section (markdown) or block (fallback).';
+comment on column codesift.code_symbols.kind is 'function, method, class, interface, type, module, route, section (markdown, reStructuredText) or block (fallback).';
 comment on column codesift.code_symbols.start_line is 'First line, 1-based.';
 comment on column codesift.code_symbols.end_line is 'Last line, 1-based, inclusive.';
 comment on column codesift.code_symbols.signature is 'Declaration line(s), whitespace-collapsed, at most 300 characters.';
@@ -133,7 +133,9 @@ comment on column codesift.embeddings.model is 'Model that produced the vector.'
 comment on column codesift.embeddings.embedding is 'The vector (unit length).';
 comment on column codesift.embeddings.created_at is 'When the vector was computed.';
 comment on column codesift.code_symbols.term_count is 'Number of lexical terms: the BM25 document length.';
-comment on column codesift.code_symbols.doc is 'Doc comment directly above the symbol, or null.';
+comment on column codesift.code_symbols.doc is
+'The symbol''s docstring (Python), then the comment block directly above it (JSDoc, '
+'Javadoc, Go and Rust doc comments), after a blank line when both; or null.';
 comment on column codesift.code_symbols.token_count is 'Estimated tokens of the body.';
 comment on column codesift.code_symbols.name_key is
 'lower(name), a column so that a lookup by name uses its index under row-level security.';
@@ -149,6 +151,32 @@ comment on column codesift.blob_imports.module is 'Module string as written (./u
 comment on column codesift.blob_imports.names is 'Names imported from it, if any.';
 comment on column codesift.blob_imports.relation is 'import, require, dynamic_import, mod or use.';
 comment on column codesift.blob_imports.line is 'Line of the statement, 1-based.';
+
+-- code_references
+
+comment on table codesift.code_references is
+'Uses of names that could name a definition (calls, members, types, imported names) in a '
+'blob, extracted by the trigger (ingest/references.py); read by find_references, callers and '
+'callees.';
+comment on column codesift.code_references.tenant_id is 'Owning tenant.';
+comment on column codesift.code_references.blob_sha is 'Blob holding the use.';
+comment on column codesift.code_references.name is
+'The name used; a name imported under an alias is stored under its imported name.';
+comment on column codesift.code_references.line is 'Line of the use, 1-based.';
+comment on column codesift.code_references.symbol is
+'Qualified name of the innermost symbol holding the line (code_symbols), or null at the top '
+'level of the file.';
+comment on column codesift.code_references.is_call is
+'Whether the name is called (a call, new, a decorator, a JSX element).';
+comment on column codesift.code_references.qualifier is
+'For a member use (x.f), the object as a dotted name (x, self, a.b), or ? for another '
+'expression; null for a bare name.';
+comment on column codesift.code_references.import_line is
+'Line of the import statement that binds the name, or the head of its qualifier (the line '
+'blob_imports and code_symbol_edges record); null when no import binds it.';
+comment on column codesift.blobs.references_extracted is
+'Whether the blob''s references were extracted: false for blobs stored before references '
+'existed, until codesift.backfill_references() extracts them.';
 
 comment on table codesift.code_symbol_edges is
 'Edges between live files of one ref: resolved imports, a test to the code it tests and a '

@@ -24,7 +24,8 @@ codesift.symbol_terms,
 codesift.blob_terms,
 codesift.term_stats,
 codesift.corpus_stats,
-codesift.embeddings
+codesift.embeddings,
+codesift.code_references
 to codesift_app, codesift_loader;
 
 grant select on
@@ -38,7 +39,8 @@ codesift.symbol_terms,
 codesift.blob_terms,
 codesift.term_stats,
 codesift.corpus_stats,
-codesift.live_files
+codesift.live_files,
+codesift.code_references
 to codesift_tenant;
 grant select on codesift.live_files to codesift_app, codesift_loader;
 
@@ -51,6 +53,7 @@ to codesift_app, codesift_loader, codesift_tenant;
 revoke execute on function codesift.resolve_edges(bigint) from codesift_tenant;
 revoke execute on function codesift.resolve_edges(bigint, text[]) from codesift_tenant;
 revoke execute on function codesift.extract_blobs() from codesift_tenant;
+revoke execute on function codesift.backfill_references(integer) from codesift_tenant;
 revoke execute on function codesift._collect_garbage() from codesift_app, codesift_tenant;
 revoke execute on function codesift._forget_blobs(text[]) from codesift_app, codesift_tenant;
 revoke execute on function codesift.forget_repository(text, text) from codesift_app, codesift_tenant;

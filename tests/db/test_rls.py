@@ -15,7 +15,10 @@ TENANT_TABLES = [
     "blob_imports",
     "code_symbol_edges",
     "embeddings",
+    "code_references",
 ]
+# keyed by tenant_id but read by another key before a tenant is set: policies of their own
+OWN_POLICIES = {"tenant_roles", "mcp_tokens"}
 SHA = {"acme": "a" * 40, "globex": "b" * 40}
 
 
@@ -52,6 +55,11 @@ def _seed(db, name: str) -> int:
         " values (%s, %s, 'a.py', 'b.py', 'import')",
         (tenant, repo),
     )
+    db.execute(
+        "insert into code_references (tenant_id, blob_sha, name, line, is_call)"
+        " values (%s, %s, 'total', 1, false)",
+        (tenant, sha),
+    )
     # a stored vector, under the same key in both tenants: keys never cross tenants
     db.execute(
         "insert into embeddings (tenant_id, key, model, embedding)"
@@ -64,6 +72,19 @@ def _seed(db, name: str) -> int:
 @pytest.fixture
 def tenants(db):
     return {name: _seed(db, name) for name in SHA}
+
+
+def test_every_tenant_keyed_table_is_seeded_and_checked(db):
+    """A table a migration adds with a tenant_id column gets the tenant policy from the
+    catalog (001-tenancy.sql); this list must hold it too, so that it is checked here."""
+    keyed = db.execute(
+        "select array_agg(c.relname::text) from pg_class c"
+        " join pg_namespace n on n.oid = c.relnamespace"
+        " where n.nspname = 'codesift' and c.relkind in ('r', 'p') and exists"
+        " (select from pg_attribute a where a.attrelid = c.oid and a.attname = 'tenant_id'"
+        "  and not a.attisdropped)"
+    ).fetchone()[0]
+    assert set(keyed) - OWN_POLICIES == set(TENANT_TABLES)
 
 
 def test_app_role_sees_only_its_tenant(tenants, app_connect):

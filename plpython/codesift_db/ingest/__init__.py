@@ -7,4 +7,5 @@ languages.py          the table of languages: extensions, grammars, comments, im
 import_extraction.py  import statements of a file
 import_resolution.py  imports resolved to paths of the same repository
 derived_edges.py      test and reference edges derived from paths and names
+references.py         uses of names (calls, members, types) with their enclosing symbol
 """

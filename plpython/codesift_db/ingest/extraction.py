@@ -15,7 +15,7 @@ budget.RESOLVE_SECONDS it stores the edges found so far (a notice says so).
 """
 
 from .. import budget, identifiers, plans, tokens
-from . import derived_edges, import_extraction, import_resolution, symbols
+from . import derived_edges, import_extraction, import_resolution, references, symbols
 
 SYMBOL_COLUMNS = (
     "name",
@@ -53,8 +53,34 @@ TYPES_SYMBOLS = [
     "text[]",
     "int[]",
     "int[]",
+    "int[]",
 ]
 TYPES_IMPORTS = ["bigint[]", "text[]", "text[]", "text[]", "text[]", "int[]"]
+# Whether code_symbols has name_line (021), once seen: a database migrated before runs its
+# trigger on this code until `codesift migrate`, and stores its symbols without it.
+_name_line_seen = False
+
+
+def _symbol_insert(plpy) -> tuple[str, int]:
+    """The statement that inserts symbols into this database, and its column count."""
+    global _name_line_seen
+    if not _name_line_seen:
+        column = plpy.execute(plans.prepared(plpy, plans.load("name_line_column")))
+        _name_line_seen = column[0]["found"]
+    return ("insert_symbols", 16) if _name_line_seen else ("insert_symbols_before_name_line", 15)
+
+
+REFERENCE_KEYS = ("name", "line", "symbol", "call", "qualifier", "import_line")
+TYPES_REFERENCES = [
+    "bigint[]",
+    "text[]",
+    "text[]",
+    "int[]",
+    "text[]",
+    "boolean[]",
+    "text[]",
+    "int[]",
+]
 
 
 def symbol_terms(symbol: dict, path: str, path_text: str | None = None) -> str:
@@ -79,13 +105,15 @@ def extract_blob(
     """Everything the trigger stores for one blob, within the per-blob caps and budget.
 
     Returns {'terms', 'term_count', 'line_count', 'token_count'} for the blob itself,
-    'imports' (extract_imports' dicts), 'symbols' (extract_symbols' dicts plus 'doc',
-    'terms', 'term_count', 'token_count') and 'limited': None when extraction is complete,
+    'imports' (extract_imports' dicts), 'symbols' (extract_symbols' dicts plus 'doc': the
+    docstring then the comment above, comments.symbol_doc; 'terms', 'term_count',
+    'token_count'), 'references' (references.extract_references' dicts, each in the
+    stored symbol holding it) and 'limited': None when extraction is complete,
     else why not (budget.Budget.reason()). The cheap, bounded work comes first (the file's
     own terms, then its imports), the symbols last, so that a blob that runs out of time
     still has its file-level index; finding them may use budget.EXTRACT_SHARE of the time,
-    the rest is for the terms of the symbols found. Never raises on content; plain Python,
-    no database.
+    the rest is for the terms of the symbols found, then for the references. Never raises
+    on content; plain Python, no database.
     """
     if limits is None:
         limits = budget.Budget()
@@ -119,12 +147,15 @@ def extract_blob(
             cached = docs.get(start)
             if cached is None:
                 cached = docs[start] = symbols.leading_comment(lines, start, comment_rows)
-            doc = cached
+            doc = symbols.symbol_doc(sym.get("docstring"), cached)
         sym["doc"] = doc
         sym["terms"] = symbol_terms(sym, path, path_text)
         sym["term_count"] = len(sym["terms"].split())
         sym["token_count"] = tokens.estimate_tokens(sym["body"])
         out["symbols"].append(sym)
+    out["references"] = references.extract_references(
+        path, content, language, out["symbols"], limits
+    )
     out["limited"] = limits.reason()
     return out
 
@@ -135,8 +166,9 @@ def on_blobs_inserted(plpy) -> None:
     rows = plpy.execute(plans.load("new_blobs"))
     setting = plpy.execute(plans.prepared(plpy, BUDGET_SETTING))[0]
     seconds = budget.blob_seconds(setting["seconds"], setting["superuser"])
-    sym_cols: list[list] = [[] for _ in range(15)]
+    sym_cols: list[list] = [[] for _ in range(16)]
     imp_cols: list[list] = [[] for _ in range(6)]
+    ref_cols: list[list] = [[] for _ in range(8)]
     lex_cols: list[list] = [[] for _ in range(7)]
     for row in rows:
         tenant, sha = row["tenant_id"], row["sha"]
@@ -151,6 +183,7 @@ def on_blobs_inserted(plpy) -> None:
                 sym["terms"],
                 sym["term_count"],
                 sym["token_count"],
+                sym.get("name_line"),
             ]
             for col, value in zip(sym_cols, values, strict=True):
                 col.append(value)
@@ -165,13 +198,19 @@ def on_blobs_inserted(plpy) -> None:
             ]
             for col, value in zip(imp_cols, values, strict=True):
                 col.append(value)
+        add_references(ref_cols, tenant, sha, blob["references"])
         values = [tenant, sha, *(blob[k] for k in LEXEME_KEYS), blob["limited"]]
         for col, value in zip(lex_cols, values, strict=True):
             col.append(value)
     if sym_cols[0]:
-        plpy.execute(plans.prepared(plpy, plans.load("insert_symbols"), TYPES_SYMBOLS), sym_cols)
+        name, width = _symbol_insert(plpy)
+        insert = plans.prepared(plpy, plans.load(name), TYPES_SYMBOLS[:width])
+        plpy.execute(insert, sym_cols[:width])
     if imp_cols[0]:
         plpy.execute(plans.prepared(plpy, plans.load("insert_imports"), TYPES_IMPORTS), imp_cols)
+    if ref_cols[0]:
+        plan = plans.prepared(plpy, plans.load("insert_references"), TYPES_REFERENCES)
+        plpy.execute(plan, ref_cols)
     if lex_cols[0]:
         # one tenant per statement in practice; grouped so that any insert is right (and
         # each statement names one tenant: under Citus it then runs on that tenant's shard)
@@ -182,6 +221,62 @@ def on_blobs_inserted(plpy) -> None:
             )
             shas = [sha for t, sha in zip(lex_cols[0], lex_cols[1], strict=True) if t == tenant]
             postings(plpy, tenant, shas)
+
+
+def add_references(cols: list[list], tenant: int, sha: str, found: list[dict]) -> None:
+    """Append a blob's references to the columns insert_references.sql takes."""
+    tenants, shas = cols[0], cols[1]
+    tenants.extend([tenant] * len(found))
+    shas.extend([sha] * len(found))
+    for col, key in zip(cols[2:], REFERENCE_KEYS, strict=True):
+        col.extend([r[key] for r in found])
+
+
+# Blobs one backfill_references call reads at most, and the seconds it may run: it stops
+# between two blobs past them (the rest wait for the next call).
+MAX_BACKFILL_BLOBS = 10_000
+BACKFILL_SECONDS = 30.0
+
+
+def backfill_references(plpy, max_blobs: int) -> int:
+    """Extract the references of the session tenant's blobs stored before references
+    existed (blobs.references_extracted false), at most `max_blobs` of them and for about
+    BACKFILL_SECONDS, each with its stored symbols as the enclosing ones; returns how many
+    blobs were done (0: none is left). Claimed with skip locked: concurrent calls share
+    the work."""
+    if max_blobs is None or not 1 <= max_blobs <= MAX_BACKFILL_BLOBS:
+        plpy.error(
+            f"max_blobs must be between 1 and {MAX_BACKFILL_BLOBS:,} (got {max_blobs})",
+            hint="call it again until it returns 0",
+            sqlstate="22023",
+        )
+    tenant = plpy.execute(plans.prepared(plpy, "select codesift._required_tenant() as t"))[0]["t"]
+    setting = plpy.execute(plans.prepared(plpy, BUDGET_SETTING))[0]
+    seconds = budget.blob_seconds(setting["seconds"], setting["superuser"])
+    overall = budget.Budget(BACKFILL_SECONDS)
+    pending = plans.prepared(plpy, plans.load("pending_references"), ["bigint", "int"])
+    stored = plans.prepared(plpy, plans.load("blob_symbol_spans"), ["bigint", "text"])
+    insert = plans.prepared(plpy, plans.load("insert_references"), TYPES_REFERENCES)
+    done: list[str] = []
+    cols: list[list] = [[] for _ in range(8)]
+    for row in plpy.cursor(pending, [tenant, max_blobs]):
+        if overall.expired():
+            break
+        spans = [dict(r) for r in plpy.execute(stored, [tenant, row["sha"]])]
+        found = references.extract_references(
+            row["path_hint"] or "", row["content"], row["language"], spans, budget.Budget(seconds)
+        )
+        add_references(cols, tenant, row["sha"], found)
+        done.append(row["sha"])
+        if len(cols[0]) >= budget.MAX_REFERENCES:  # bounded memory: insert as it goes
+            plpy.execute(insert, cols)
+            cols = [[] for _ in range(8)]
+    if cols[0]:
+        plpy.execute(insert, cols)
+    if done:
+        plan = plans.prepared(plpy, plans.load("mark_references_extracted"), ["bigint", "text[]"])
+        plpy.execute(plan, [tenant, done])
+    return len(done)
 
 
 POSTINGS_TYPES = ["bigint", "text[]", "float8"]

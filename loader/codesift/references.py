@@ -1,0 +1,124 @@
+"""`codesift refs`, `codesift callers` and `codesift callees`: what find_references, callers
+and callees return (the same SQL any client can call), asked as the tenant on the read DSN
+(CODESIFT_READ_DSN, a replica, when set).
+
+One line per row: its citation, the symbol it is in, then the use's line, the lines of the
+calls, or what the called name resolves to; a row that is only a name match says so.
+Repository data is printed with its control characters made visible; notices and errors go
+to standard error.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+from rich.text import Text
+
+from . import db
+from .cli import err, plain, visible
+from .errors import CodesiftError
+
+REFS = (
+    "select citation, symbol, resolution, line_text from codesift.find_references("
+    "%s, repo => %s, ref => %s, path => %s, max_rows => %s)"
+)
+CALLERS = (
+    "select citation, caller, lines, resolution from codesift.callers("
+    "%s, repo => %s, ref => %s, path => %s, max_rows => %s)"
+)
+CALLEES = (
+    "select repository, path, symbol, callee, qualifier, lines, resolution, definition,"
+    " candidates, module from codesift.callees("
+    "%s, repo => %s, ref => %s, path => %s, max_rows => %s)"
+)
+
+
+@contextmanager
+def _as_tenant(tenant: str) -> Iterator[psycopg.Connection]:
+    """A connection acting as `tenant`, database errors raised as CodesiftError."""
+    with db.connect(db.read_dsn(), autocommit=True) as conn, db.acting_as_loader(conn):
+        row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
+        if row is None:
+            raise CodesiftError(f"unknown tenant '{tenant}': index a repository for it first")
+        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
+        conn.add_notice_handler(
+            lambda n: err.print(Text("notice:", style="yellow"), plain(n.message_primary))
+        )
+        try:
+            with db.tenant_transaction(conn):
+                yield conn
+        except psycopg.Error as exc:
+            hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
+            raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
+
+
+def _lines(numbers: list[int]) -> str:
+    return ("line " if len(numbers) == 1 else "lines ") + ", ".join(map(str, numbers))
+
+
+def reference_lines(rows: list[tuple]) -> list[str]:
+    """find_references' rows as printed: citation, the symbol the use is in, its line."""
+    width = max((len(r[0]) for r in rows), default=0)
+    out = []
+    for where, symbol, resolution, text in rows:
+        line = f"{where:<{width}}  {symbol or '(top level)'}: {(text or '').strip()}"
+        out.append(line + ("  [by name]" if resolution == "by_name" else ""))
+    return [visible(line) for line in out]
+
+
+def caller_lines(rows: list[tuple]) -> list[str]:
+    """callers' rows as printed: the caller's citation and name, the lines of its calls."""
+    width = max((len(r[0]) for r in rows), default=0)
+    out = []
+    for where, caller, lines, resolution in rows:
+        line = f"{where:<{width}}  {caller or '(top level)'} calls it at {_lines(lines)}"
+        out.append(line + ("  [by name]" if resolution == "by_name" else ""))
+    return [visible(line) for line in out]
+
+
+def callee_lines(rows: list[tuple]) -> list[str]:
+    """callees' rows as printed: per calling definition, each name it calls and where that
+    name is defined (or that it is only a name match, or defined outside the ref)."""
+    out: list[str] = []
+    current = None
+    for row in rows:
+        repository, path, symbol, callee, qualifier, lines, resolution, definition, n, module = row
+        if (repository, path, symbol) != current:
+            current = (repository, path, symbol)
+            out.append(f"{symbol} ({repository}:{path})")
+        called = f"{qualifier}.{callee}" if qualifier else callee
+        if resolution == "resolved":
+            where = f"-> {definition}"
+        elif resolution == "by_name":
+            where = f"-> {definition} [by name]" if definition else f"[by name: {n} definitions]"
+        else:
+            where = f"[not defined at this ref{f'; from {module}' if module else ''}]"
+        out.append(f"  {called}  {_lines(lines)}  {where}")
+    return [visible(line) for line in out]
+
+
+def print_refs(name, repo, ref, path, limit, tenant) -> None:
+    with _as_tenant(tenant) as conn:
+        rows = conn.execute(REFS, (name, repo, ref, path, limit)).fetchall()
+    if not rows:
+        err.print(plain(f"{name}: no use found"))
+        return
+    print("\n".join(reference_lines(rows)))
+
+
+def print_callers(symbol, repo, ref, path, limit, tenant) -> None:
+    with _as_tenant(tenant) as conn:
+        rows = conn.execute(CALLERS, (symbol, repo, ref, path, limit)).fetchall()
+    if not rows:
+        err.print(plain(f"{symbol}: no caller found"))
+        return
+    print("\n".join(caller_lines(rows)))
+
+
+def print_callees(symbol, repo, ref, path, limit, tenant) -> None:
+    with _as_tenant(tenant) as conn:
+        rows = conn.execute(CALLEES, (symbol, repo, ref, path, limit)).fetchall()
+    if not rows:
+        err.print(plain(f"{symbol}: no call found"))
+        return
+    print("\n".join(callee_lines(rows)))
