@@ -33,7 +33,11 @@ err = Console(stderr=True, soft_wrap=True)
 # options several commands share
 RepoPath = Annotated[str, typer.Argument(help="A git repository (any folder inside a checkout).")]
 RepoName = Annotated[
-    str | None, typer.Option(help="Repository name in codesift (default: the folder's name).")
+    str | None,
+    typer.Option(
+        help="Repository name in codesift (default: the name the checkout is already indexed "
+        "under, else the folder's name)."
+    ),
 ]
 IndexTenant = Annotated[str, typer.Option(help="Tenant that owns the index; created if missing.")]
 MaxBytes = Annotated[int, typer.Option(help="Skip files larger than this many bytes.", min=1)]
@@ -61,8 +65,26 @@ def _stdout() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from . import version
+
+        print(f"codesift {version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print codesift's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
     """codesift: a code-context engine for coding agents that lives inside PostgreSQL."""
 
 
@@ -192,8 +214,10 @@ def index(
         bool,
         typer.Option(
             "--dry-run",
-            help="Print what would be indexed and embedded, by folder, and what would be "
-            "skipped, by reason (defaults, .codesiftignore); write nothing.",
+            help="Print what would be indexed, by folder, what would be skipped, by reason "
+            "(defaults, .codesiftignore) with the first paths of each, and the embedding "
+            "work (texts, vectors to compute, a time at a measured or stated rate); write "
+            "nothing.",
         ),
     ] = False,
 ) -> None:
@@ -264,7 +288,7 @@ def _refused_summary(stats) -> str:
 
 
 def _index_dry_run(path, name, tenant, ref, worktree, max_bytes) -> None:
-    from .dryrun import plan_index
+    from .dryrun import plan_index, report
     from .errors import ConnectionFailed
 
     try:
@@ -281,23 +305,8 @@ def _index_dry_run(path, name, tenant, ref, worktree, max_bytes) -> None:
         if conn is not None:
             conn.close()
     out = _stdout()
-    out.print(
-        plain(
-            f"dry run: {p.repository} @ {p.commit[:12]} for tenant '{p.tenant}' (nothing written)"
-        )
-    )
-    out.print(
-        plain(
-            f"would index {p.files} files: push and embed {p.new_blobs} new blobs"
-            f" ({p.new_bytes:,} bytes) and their symbols; {p.stored_blobs} already stored"
-        )
-    )
-    if p.database != "read":
-        out.print(plain(f"database: {p.database}"))
-    for folder, (files, new) in sorted(p.by_folder.items()):
-        out.print(plain(f"  {folder:<40} {files:>6} files  {new:>6} new"))
-    for reason, count in sorted(p.skipped.items()):
-        out.print(plain(f"  skipped {count} file(s): {reason}"))
+    for line in report(p):
+        out.print(plain(line))
 
 
 @app.command()
@@ -426,23 +435,6 @@ def worker(
     )
 
 
-def _question_from_stdin() -> str:
-    """The question piped in, read no further than the longest one pack_context takes."""
-    from codesift_db.pipeline.params import MAX_QUERY_CHARS
-
-    try:
-        text = sys.stdin.read(MAX_QUERY_CHARS + 1)
-    except UnicodeDecodeError:
-        raise CodesiftError("standard input is not UTF-8 text") from None
-    if len(text) > MAX_QUERY_CHARS:
-        raise CodesiftError(
-            f"the question on standard input is over {MAX_QUERY_CHARS:,} characters"
-        )
-    if not text.strip():
-        raise CodesiftError("no question on standard input (ask - reads it from there)")
-    return text
-
-
 @app.command()
 def ask(
     question: Annotated[
@@ -517,6 +509,73 @@ def repo_map(
     from .outline import print_map
 
     print_map(repo, path_prefix, budget, ref, tenant)
+
+
+# options of refs, callers and callees
+Definition = Annotated[
+    str,
+    typer.Argument(
+        help="A definition: its name (send), qualified name (Session.send) or a citation "
+        "(repo:path:12, a line inside it)."
+    ),
+]
+DefinitionRepo = Annotated[
+    str | None, typer.Option(help="Repository name (default: all of the tenant's).")
+]
+DefinitionRef = Annotated[
+    str | None, typer.Option(help="Indexed ref (default: each repository's default ref).")
+]
+DefinitionPath = Annotated[
+    str | None, typer.Option(help="Only the definition in this file (path or repo:path).")
+]
+Rows = Annotated[int, typer.Option(help="Rows to print at most.", min=1, max=1000)]
+ReadTenant = Annotated[str, typer.Option(help="Tenant whose repositories to read.")]
+
+
+@app.command()
+def refs(
+    name: Definition,
+    repo: DefinitionRepo = None,
+    ref: DefinitionRef = None,
+    path: DefinitionPath = None,
+    limit: Rows = 200,
+    tenant: ReadTenant = "default",
+) -> None:
+    """Every use of a definition: file, line, the symbol it is in, resolved through imports
+    or by name only, from find_references."""
+    from .references import print_refs
+
+    print_refs(name, repo, ref, path, limit, tenant)
+
+
+@app.command()
+def callers(
+    symbol: Definition,
+    repo: DefinitionRepo = None,
+    ref: DefinitionRef = None,
+    path: DefinitionPath = None,
+    limit: Rows = 200,
+    tenant: ReadTenant = "default",
+) -> None:
+    """The symbols that call a definition, with the lines of their calls, from callers."""
+    from .references import print_callers
+
+    print_callers(symbol, repo, ref, path, limit, tenant)
+
+
+@app.command()
+def callees(
+    symbol: Definition,
+    repo: DefinitionRepo = None,
+    ref: DefinitionRef = None,
+    path: DefinitionPath = None,
+    limit: Rows = 200,
+    tenant: ReadTenant = "default",
+) -> None:
+    """What a definition calls, each name with the definition it resolves to, from callees."""
+    from .references import print_callees
+
+    print_callees(symbol, repo, ref, path, limit, tenant)
 
 
 tenant_app = typer.Typer(
@@ -687,6 +746,13 @@ def mcp(
         str | None,
         typer.Option(help="stdio: the checkout sync_index re-indexes (default: the cwd)."),
     ] = None,
+    repo_name: Annotated[
+        str | None,
+        typer.Option(
+            help="stdio: the repository name sync_index indexes --repo-path under (default: "
+            "the name the checkout is already indexed under, else its folder's name).",
+        ),
+    ] = None,
     dsn: Annotated[
         str | None,
         typer.Option(help="The database (default: CODESIFT_DSN, else the embedded one)."),
@@ -701,7 +767,8 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve codesift to coding agents over MCP (stdio by default, or Streamable HTTP)."""
-    from .mcp_server import Settings, resolve_tenant, serve
+    # mcp_start, not mcp_server: a stdio client's initialize is answered before the SDK loads
+    from .mcp_start import Settings, serve
 
     dsn = dsn or db.current_dsn()
     settings = Settings(
@@ -718,10 +785,12 @@ def mcp(
         sessions_per_tenant=sessions_per_tenant,
         sessions_per_token=sessions_per_token,
         repo_path=repo_path,
+        repo_name=repo_name,
         tenant_name=tenant,
     )
     if not http:
-        settings.tenant_id = resolve_tenant(dsn, tenant)
+        # the tenant is looked up on the first tool call: the server starts, and says per
+        # call what is wrong, while the database is down
         settings.pool_min = settings.pool_max = 1
     else:
         err.print(plain(f"codesift MCP server on http://{host}:{port}/mcp (bearer tokens)"))
@@ -989,6 +1058,23 @@ def _one_line_summaries(*apps: typer.Typer) -> None:
 
 
 _one_line_summaries(app, tenant_app, token_app, hook_app)
+
+
+def _flags_without_a_value() -> None:
+    """A boolean flag's row in --help shows no type: typer 0.29's panel put `<bool>` in the
+    column of the value an option takes (`--wait  <bool>`), as if one wrote `--wait true`.
+    Its plain help (rich not installed) already leaves flags without one."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_a_value()
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """Lookups an agent makes instead of grep: a symbol's definition by name, and a file's
-import-graph neighbourhood. Called by the stored functions find_symbol and related_files
-(sql/idempotent/007-lookups.sql); every statement names the session's tenant.
+neighbourhood in the graph of stored file edges. Called by the stored functions find_symbol
+and related_files (sql/idempotent/007-lookups.sql); every statement names the session's
+tenant.
 
     find_symbol(plpy, name, repo, kind, path_prefix, max_results, include_body) -> rows
     related_files(plpy, path, repo, depth, max_results) -> rows
@@ -8,6 +9,11 @@ import-graph neighbourhood. Called by the stored functions find_symbol and relat
 find_symbol is exact: the name or qualified name as written, else the same ignoring case.
 When neither matches it returns nothing and raises a NOTICE with the nearest names; it
 never presents a fuzzy neighbour as a match.
+
+related_files takes the file as the tools cite it (citations.py: 'repo:path',
+'repo:path:10-42', 'repo/path' or a bare path) and returns one row per related file and
+kind of edge, named from the file's side (RELATIONS): it imports / is imported by, tests /
+is tested by, references / is referenced by, changes with.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import difflib
 import re
 
 from . import plans
+from .citations import ASCII_SPACE, citation, nearest_paths, readings, shown, unsafe_path
 from .errcodes import INVALID_PARAMETER_VALUE
 from .file_kinds import TEST_PATH
 from .pipeline.scope import resolve_scope
@@ -70,7 +77,7 @@ def last_segment(name: str) -> str:
 
 SYMBOLS = """
 select r.name as repository, f.path, s.name, s.qualified_name, s.kind, s.start_line,
-    s.end_line, s.signature, s.doc, s.body, s.part, s.blob_sha, r.indexed_commit
+    s.end_line, s.signature, s.doc, s.body, s.part, s.blob_sha, r.indexed_commit, s.name_line
 from codesift.code_symbols s
 join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
 join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
@@ -175,7 +182,6 @@ def find_symbol(
         return []
     out = []
     for c in exact[:max_results]:
-        lines = f"{c['start_line']}-{c['end_line']}"
         out.append(
             {
                 "repository": c["repository"],
@@ -191,7 +197,8 @@ def find_symbol(
                 "blob_sha": c["blob_sha"],
                 "indexed_commit": c["indexed_commit"],
                 "match": match,
-                "citation": f"{c['repository']}:{c['path']}:{lines}",
+                "citation": citation(c["repository"], c["path"], c["start_line"], c["end_line"]),
+                "name_line": c["name_line"],  # part 1's: the whole definition's
             }
         )
     return out
@@ -208,11 +215,21 @@ def nearest_names(name: str, pool: list[str], n: int = NEAREST_SHOWN) -> list[st
 
 # --- related_files ----------------------------------------------------------------------
 
+# the live files among the ways to read the path a caller cited
 LIVE_PATHS = """
-select f.repository_id, r.name from codesift.files f
+select f.repository_id, r.name, f.path from codesift.files f
 join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
-where f.tenant_id = $1 and f.repository_id = any($2) and f.path = $3 and f.live
+where f.tenant_id = $1 and f.repository_id = any($2) and f.path = any($3) and f.live
 order by r.name
+"""
+
+# live paths in scope, for the nearest ones to a path that names no live file (bounded)
+SCOPE_PATHS = """
+select r.name, f.path from codesift.files f
+join codesift.repositories r on r.tenant_id = f.tenant_id and r.id = f.repository_id
+where f.tenant_id = $1 and f.repository_id = any($2) and f.live
+order by r.name, f.path
+limit $3
 """
 
 # one hop in both directions from a frontier of paths of one repository
@@ -226,6 +243,37 @@ limit $4
 """
 
 EDGES_PER_HOP = 20_000  # edges read per hop (a hub file imported by everything)
+PATHS_FOR_NEAREST = 20_000  # live paths read to suggest the nearest ones
+
+# an edge's stored relation -> (what the file at its source does to the one at its target,
+# what the file at its target undergoes), the `relation` of related_files' rows
+IMPORTS = ("imports", "imported by")
+RELATIONS = {
+    "import": IMPORTS,
+    "require": IMPORTS,
+    "dynamic_import": IMPORTS,
+    "mod": IMPORTS,
+    "use": IMPORTS,
+    "tests": ("tests", "tested by"),
+    "references": ("references", "referenced by"),
+    "co_change": ("changes with", "changes with"),
+}
+# the order rows of one hop come in
+RELATION_ORDER = [
+    "imports",
+    "imported by",
+    "tests",
+    "tested by",
+    "references",
+    "referenced by",
+    "changes with",
+]
+
+
+def relation_names(stored: str) -> tuple[str, str]:
+    """(from the source's side, from the target's side) of an edge's stored relation; an
+    unknown one (a newer loader's kind) is named as stored."""
+    return RELATIONS.get(stored, (stored, f"{stored} (reverse)"))
 
 
 def related_files(plpy, path, repo, depth, max_results, ref=None) -> list[dict]:
@@ -235,21 +283,70 @@ def related_files(plpy, path, repo, depth, max_results, ref=None) -> list[dict]:
     _check_range(plpy, "depth", depth, 1, MAX_DEPTH)
     _check_range(plpy, "max_results", max_results, 1, MAX_RELATED_RESULTS)
     tenant, repos = resolve_scope(plpy, repo, ref)
+    text = path.strip(ASCII_SPACE)
+    usable = readings(text, {r["name"] for r in repos})
+    for option in usable:  # 'repo:/etc/passwd' is as absolute as '/etc/passwd'
+        why = unsafe_path(option.path)
+        if why:
+            _fail(
+                plpy,
+                f"path '{shown(text)}' {why}",
+                hint="pass a path relative to the repository root, e.g. 'src/app.py' or "
+                "'repo:src/app.py'",
+            )
+    ids = [r["id"] for r in repos]
     found = plans.run(
-        plpy, LIVE_PATHS, ["bigint", "bigint[]", "text"], [tenant, [r["id"] for r in repos], path]
+        plpy,
+        LIVE_PATHS,
+        ["bigint", "bigint[]", "text[]"],
+        [tenant, ids, sorted({o.path for o in usable})],
     )
-    if not found:
-        plpy.notice(
-            f"no live file '{path}'"
-            + (f" in repository '{repo}'" if repo else "")
-            + ": pass a path relative to the repository root, as search results cite it"
+    for option in usable:
+        hits = [f for f in found if f["path"] == option.path and option.repo in (None, f["name"])]
+        if hits:
+            out: list[dict] = []
+            for hit in hits:
+                out.extend(
+                    _walk(plpy, tenant, hit["repository_id"], hit["name"], hit["path"], depth)
+                )
+            out.sort(
+                key=lambda r: (
+                    r["hop"],
+                    r["repository"],
+                    RELATION_ORDER.index(r["relation"])
+                    if r["relation"] in RELATION_ORDER
+                    else len(RELATION_ORDER),
+                    r["related_path"],
+                    r["relation"],
+                )
+            )
+            return out[:max_results]
+    _unknown_path(plpy, tenant, text, repo, ids, usable)
+    return []
+
+
+def _unknown_path(plpy, tenant: int, text: str, repo, ids: list[int], usable: list) -> None:
+    """The NOTICE for a path that names no live file: the live files with a similar path
+    (never the advice to pass what was just passed)."""
+    pool = [
+        (r["name"], r["path"])
+        for r in plans.run(
+            plpy, SCOPE_PATHS, ["bigint", "bigint[]", "integer"], [tenant, ids, PATHS_FOR_NEAREST]
         )
-        return []
-    out: list[dict] = []
-    for hit in found:
-        out.extend(_walk(plpy, tenant, hit["repository_id"], hit["name"], path, depth))
-    out.sort(key=lambda r: (r["hop"], r["repository"], r["relation"], r["related_path"]))
-    return out[:max_results]
+    ]
+    near = nearest_paths(list(dict.fromkeys(o.path for o in usable)), pool)
+    where = f" in repository '{repo}'" if repo else ""
+    if near:
+        advice = "live files with a similar path: " + ", ".join(near)
+    elif not pool:
+        advice = "no file is indexed" + (where or " yet")
+    else:
+        advice = (
+            "no live file has a similar path: it may be ignored (.gitignore, "
+            ".codesiftignore), binary, over the size limit, or newer than the indexed commit "
+            "(re-index it); find_symbol finds a file by a name it defines"
+        )
+    plpy.notice(f"no live file '{shown(text)}'{where}; {advice}")
 
 
 def _walk(plpy, tenant: int, repo_id: int, repo_name: str, start: str, depth: int) -> list:
@@ -266,17 +363,18 @@ def _walk(plpy, tenant: int, repo_id: int, repo_name: str, start: str, depth: in
             [tenant, repo_id, frontier, EDGES_PER_HOP],
         )
         current = set(frontier)
-        reached: dict[str, dict] = {}
+        reached: dict[tuple[str, str], dict] = {}  # (path, relation) -> row
         for e in edges:
+            forward, backward = relation_names(e["relation"])
             for here, there, relation in (
-                (e["source_path"], e["target_path"], "imports"),
-                (e["target_path"], e["source_path"], "imported by"),
+                (e["source_path"], e["target_path"], forward),
+                (e["target_path"], e["source_path"], backward),
             ):
                 if here not in current or there in seen:
                     continue
-                row = reached.get(there)
+                row = reached.get((there, relation))
                 if row is None:
-                    row = reached[there] = {
+                    row = reached[(there, relation)] = {
                         "repository": repo_name,
                         "related_path": there,
                         "relation": relation,
@@ -290,7 +388,7 @@ def _walk(plpy, tenant: int, repo_id: int, repo_name: str, start: str, depth: in
                 for n in e["names"] or []:
                     if n not in row["names"]:
                         row["names"].append(n)
-        seen.update(reached)
+        seen.update(there for there, _ in reached)
         out.extend(reached.values())
-        frontier = sorted(reached)
+        frontier = sorted({there for there, _ in reached})
     return out

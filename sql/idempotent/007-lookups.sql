@@ -8,6 +8,23 @@ drop function if exists codesift.find_symbol(text, text, text, text, integer, bo
 drop function if exists codesift.related_files(text, text, integer, integer);
 drop function if exists codesift.repository_status(text);
 
+-- find_symbol's rows before `name_line` (added last): the same arguments with another
+-- result cannot be replaced, so a find_symbol without it is dropped (created again below).
+do $$
+begin
+    if exists (
+        select from pg_catalog.pg_proc as p
+        where
+            p.oid = to_regprocedure(
+                'codesift.find_symbol(text, text, text, text, integer, boolean, text)'
+            )
+            and not 'name_line' = any(p.proargnames)
+    ) then
+        drop function codesift.find_symbol(text, text, text, text, integer, boolean, text);
+    end if;
+end
+$$;
+
 -- find_symbol: a definition by name or qualified name, exact (case-sensitive, then
 -- case-insensitive). Nothing exact: no rows and a NOTICE with the nearest names.
 create or replace function codesift.find_symbol(
@@ -22,7 +39,7 @@ create or replace function codesift.find_symbol(
 returns table (
     repository text, path text, start_line integer, end_line integer, symbol text,
     symbol_name text, symbol_kind text, signature text, doc text, body text, blob_sha text,
-    indexed_commit text, match text, citation text
+    indexed_commit text, match text, citation text, name_line integer
 )
 language plpython3u
 stable
@@ -35,11 +52,14 @@ $$;
 
 comment on function codesift.find_symbol(text, text, text, text, integer, boolean, text) is
 'A symbol''s definition by name or qualified name (''Session.send''): exact, then ignoring '
-'case; one row per definition with its location, signature, doc comment, body and citation. '
+'case; one row per definition with its location, signature, doc (docstring, comment above), '
+'body and citation, and name_line, the line of its name within start_line..end_line (the def '
+'line of a decorated function; null for a symbol indexed before name_line existed). '
 'No exact match: no rows and a NOTICE with the nearest names. max_results 1..200. '
 'ref: that indexed ref of the repository (default: its default ref).';
 
--- related_files: the import-graph neighbourhood of a file, both directions.
+-- related_files: the neighbourhood of a file in the graph of stored file edges, both
+-- directions, each row named by its edge's kind.
 create or replace function codesift.related_files(
     path text,
     repo text default null,
@@ -61,9 +81,13 @@ return related_files(plpy, path, repo, depth, max_results, ref)
 $$;
 
 comment on function codesift.related_files(text, text, integer, integer, text) is
-'The import-graph neighbourhood of a live file: what it imports and what imports it, up to '
-'depth hops (1..3), with the imported names; is_test marks test files. An unknown path: no '
-'rows and a NOTICE. max_results 1..500. ref: that indexed ref (default: the default ref).';
+'The neighbourhood of a live file in the stored file edges, up to depth hops (1..3): one row '
+'per related file and edge kind, relation naming it from the file''s side (imports, imported '
+'by, tests, tested by, references, referenced by, changes with), with the imported names; '
+'is_test marks test files. path: ''src/app.py'', ''repo:src/app.py'', a citation '
+'''repo:src/app.py:10-42'' or ''repo/src/app.py''; one that leaves the repository (.., '
+'absolute, control characters) raises 22023. An unknown path: no rows and a NOTICE with the '
+'nearest live files. max_results 1..500. ref: that indexed ref (default: the default ref).';
 
 -- repository_status: per indexed ref of the tenant's repositories, what is indexed and
 -- what is behind.
