@@ -49,13 +49,13 @@ declare
     front_edges text[];  -- the relation of each edge on the path, in its text form
     front_strength double precision[];  -- the product of their weights
     -- every file reached so far (each once, at its smallest hop)
-    seen_repository bigint[] := '{}';
-    seen_path text[] := '{}';
-    seen_hop integer[] := '{}';
-    seen_factor double precision[] := '{}';
-    seen_via text[] := '{}';
-    seen_edges text[] := '{}';
-    seen_strength double precision[] := '{}';
+    seen_repository bigint[] := '{}'::bigint[];
+    seen_path text[] := '{}'::text[];
+    seen_hop integer[] := '{}'::integer[];
+    seen_factor double precision[] := '{}'::double precision[];
+    seen_via text[] := '{}'::text[];
+    seen_edges text[] := '{}'::text[];
+    seen_strength double precision[] := '{}'::double precision[];
     next_repository bigint[];
     next_path text[];
     next_origin text[];
