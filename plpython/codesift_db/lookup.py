@@ -25,6 +25,7 @@ from . import plans
 from .citations import ASCII_SPACE, citation, nearest_paths, readings, shown, unsafe_path
 from .errcodes import INVALID_PARAMETER_VALUE
 from .file_kinds import TEST_PATH
+from .pipeline.params import check_text
 from .pipeline.scope import resolve_scope
 
 MAX_NAME_CHARS = 512
@@ -42,21 +43,6 @@ _LAST_SEGMENT = re.compile(r"(?:\.|::|#|\s>\s)")
 
 def _fail(plpy, message: str, hint: str) -> None:
     plpy.error(message, hint=hint, sqlstate=INVALID_PARAMETER_VALUE)
-
-
-def _check_text(plpy, label: str, value, limit: int, required: bool = False) -> None:
-    if value is None:
-        if required:
-            _fail(plpy, f"{label} must not be null", hint=f"pass the {label} to look up")
-        return
-    if required and not value.strip():
-        _fail(plpy, f"{label} must not be empty", hint=f"pass the {label} to look up")
-    if len(value) > limit:
-        _fail(
-            plpy,
-            f"{label} is {len(value):,} characters; at most {limit:,}",
-            hint=f"pass a shorter {label}",
-        )
 
 
 def _check_range(plpy, label: str, value, low: int, high: int) -> None:
@@ -131,11 +117,11 @@ def _cap_body(body: str | None) -> str | None:
 def find_symbol(
     plpy, name, repo, kind, path_prefix, max_results, include_body, ref=None
 ) -> list[dict]:
-    _check_text(plpy, "name", name, MAX_NAME_CHARS, required=True)
-    _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
-    _check_text(plpy, "ref", ref, MAX_NAME_CHARS)
-    _check_text(plpy, "kind", kind, MAX_KIND_CHARS)
-    _check_text(plpy, "path_prefix", path_prefix, MAX_PATH_CHARS)
+    check_text(plpy, "name", name, MAX_NAME_CHARS, required=True)
+    check_text(plpy, "repo", repo, MAX_NAME_CHARS)
+    check_text(plpy, "ref", ref, MAX_NAME_CHARS)
+    check_text(plpy, "kind", kind, MAX_KIND_CHARS)
+    check_text(plpy, "path_prefix", path_prefix, MAX_PATH_CHARS)
     _check_range(plpy, "max_results", max_results, 1, MAX_SYMBOL_RESULTS)
     name = name.strip()
     tenant, repos = resolve_scope(plpy, repo, ref)
@@ -277,9 +263,9 @@ def relation_names(stored: str) -> tuple[str, str]:
 
 
 def related_files(plpy, path, repo, depth, max_results, ref=None) -> list[dict]:
-    _check_text(plpy, "path", path, MAX_PATH_CHARS, required=True)
-    _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
-    _check_text(plpy, "ref", ref, MAX_NAME_CHARS)
+    check_text(plpy, "path", path, MAX_PATH_CHARS, required=True)
+    check_text(plpy, "repo", repo, MAX_NAME_CHARS)
+    check_text(plpy, "ref", ref, MAX_NAME_CHARS)
     _check_range(plpy, "depth", depth, 1, MAX_DEPTH)
     _check_range(plpy, "max_results", max_results, 1, MAX_RELATED_RESULTS)
     tenant, repos = resolve_scope(plpy, repo, ref)

@@ -45,13 +45,14 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from . import plans
 from .citations import citation, readings, unsafe_path
 from .errcodes import NULL_VALUE_NOT_ALLOWED
 from .ingest.languages import detect_language
 from .ingest.references import EXPRESSION
-from .pipeline.params import fail
+from .pipeline.params import check_text, fail
 from .pipeline.scope import resolve_scope
 
 MAX_NAME_CHARS = 512
@@ -79,30 +80,8 @@ DEFINITION_TYPES = ["bigint", "text[]", "bigint[]", "text[]", "integer"]
 # --- arguments --------------------------------------------------------------------------
 
 
-def _check_text(plpy, label: str, value, limit: int, required: bool = False) -> None:
-    if value is None:
-        if required:
-            fail(
-                plpy,
-                f"{label} must not be null",
-                hint=f"pass the {label} to look up",
-                sqlstate=NULL_VALUE_NOT_ALLOWED,
-            )
-        return
-    if required and not value.strip():
-        fail(plpy, f"{label} must not be empty", hint=f"pass the {label} to look up")
-    if len(value) > limit:
-        fail(
-            plpy,
-            f"{label} is {len(value):,} characters; at most {limit:,}",
-            hint=f"pass a shorter {label}",
-        )
-    if any(ord(c) < 32 for c in value):
-        fail(
-            plpy,
-            f"{label} holds control characters",
-            hint=f"pass the {label} as the code writes it",
-        )
+# names and paths as the code writes them: no control characters
+_check_text = partial(check_text, null_state=NULL_VALUE_NOT_ALLOWED, controls=True)
 
 
 def _check_rows(plpy, max_rows) -> None:

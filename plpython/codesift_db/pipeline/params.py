@@ -103,3 +103,40 @@ def _validate_packing(plpy, p: Params) -> None:
         fail(plpy, f"hop_decay must be in (0, 1] (got {p.hop_decay})")
     if not 0 <= p.jaccard_threshold <= 1:
         fail(plpy, f"jaccard_threshold must be in [0, 1] (got {p.jaccard_threshold})")
+
+
+def check_text(
+    plpy,
+    label: str,
+    value,
+    limit: int,
+    *,
+    required: bool = False,
+    null_state: str = INVALID_PARAMETER_VALUE,
+    controls: bool = False,
+) -> None:
+    """A text argument of a lookup: null (when required, raising with `null_state`), empty,
+    over `limit` characters, or (with `controls`) holding control characters raise."""
+    if value is None:
+        if required:
+            fail(
+                plpy,
+                f"{label} must not be null",
+                hint=f"pass the {label} to look up",
+                sqlstate=null_state,
+            )
+        return
+    if required and not value.strip():
+        fail(plpy, f"{label} must not be empty", hint=f"pass the {label} to look up")
+    if len(value) > limit:
+        fail(
+            plpy,
+            f"{label} is {len(value):,} characters; at most {limit:,}",
+            hint=f"pass a shorter {label}",
+        )
+    if controls and any(ord(c) < 32 for c in value):
+        fail(
+            plpy,
+            f"{label} holds control characters",
+            hint=f"pass the {label} as the code writes it",
+        )
