@@ -95,7 +95,26 @@ def main() -> int:
                     f"{label:<28}{engine:<11}{len(values):>5}{pct(values, 0.5):>9.1f}"
                     f"{pct(values, 0.95):>9.1f}{statistics.mean(values):>9.1f}"
                 )
+        print("\nwhere the time goes (explain_context's why.stage_ms, default engine), p50 ms")
+        for label, texts in (("short", short), ("long", long)):
+            stages = stage_medians(conn, texts, args.repo)
+            print(f"{label:<8}" + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()))
     return 0
+
+
+def stage_medians(conn, texts: list[str], repo: str) -> dict[str, float]:
+    """The median milliseconds of each stage over the questions (one explain_context each)."""
+    set_engine(conn, "default")
+    per_stage: dict[str, list[float]] = {}
+    for text in texts:
+        row = conn.execute(
+            "select why->'stage_ms' from codesift.explain_context(%s, repo => %s) limit 1",
+            (text, repo),
+        ).fetchone()
+        for stage, ms in (row[0] if row else {}).items():
+            per_stage.setdefault(stage, []).append(ms)
+    order = sorted(per_stage, key=lambda s: -statistics.median(per_stage[s]))
+    return {s: statistics.median(per_stage[s]) for s in order}
 
 
 if __name__ == "__main__":

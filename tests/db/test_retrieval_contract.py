@@ -302,3 +302,36 @@ def test_pack_context_flat_spreads_why_into_typed_columns(db, app_repo):
     )
     assert types["lexical_rank"] == "integer" and types["dense_distance"] == "double precision"
     assert types["graph_path"] == "text[]" and types["called_by"] == "text"
+
+
+PACK_STAGES = ["prepare", "question", "legs", "mentions", "fusion", "hydrate", "consensus"]
+PACK_STAGES += ["recency", "graph", "standins", "callees", "fill", "languages"]
+
+
+def test_explain_context_says_where_the_time_went(db, app_repo):
+    rows = db.execute(
+        "select why->'stage_ms' from explain_context('scramble the session token', repo => 'app')"
+    ).fetchall()
+    assert rows
+    stage_ms = rows[0][0]
+    assert set(stage_ms) - {"embed"} == set(PACK_STAGES)  # embed: when a model answers
+    assert all(isinstance(ms, (int, float)) and ms >= 0 for ms in stage_ms.values())
+    assert all(r[0] == stage_ms for r in rows)  # one call's timings on each of its rows
+
+
+@pytest.mark.parametrize(
+    ("call", "stages"),
+    [
+        ("select count(*) from pack_context(%s, repo => 'app')", "fill"),
+        ("select count(*) from hybrid_search(%s, repo => 'app')", "recency"),
+    ],
+)
+def test_codesift_timing_is_a_notice_of_each_stage(db, app_repo, call, stages):
+    notices = []
+    db.add_notice_handler(lambda n: notices.append(n.message_primary))
+    db.execute(call, ("scramble the session token",))
+    assert not any(n.startswith("codesift.timing:") for n in notices)
+    db.execute("set codesift.timing = on")
+    db.execute(call, ("scramble the session token",))
+    timing = [n for n in notices if n.startswith("codesift.timing:")]
+    assert len(timing) == 1 and f" {stages} " in timing[0] and "; total " in timing[0]

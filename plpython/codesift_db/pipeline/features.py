@@ -38,7 +38,8 @@ DEFAULT_OFF = frozenset({"evidence"})
 DEFAULT_FUSION = "rrf"
 SETTINGS = (
     "select current_setting('codesift.retrieval_off', true) as off,"
-    " current_setting('codesift.fusion', true) as fusion"
+    " current_setting('codesift.fusion', true) as fusion,"
+    " current_setting('codesift.timing', true) as timing"
 )
 
 
@@ -46,6 +47,7 @@ SETTINGS = (
 class Features:
     off: frozenset = frozenset()
     fusion: str = DEFAULT_FUSION
+    timing: bool = False  # codesift.timing = on: a NOTICE of each stage's milliseconds
 
     def on(self, name: str) -> bool:
         return name not in self.off
@@ -84,4 +86,6 @@ def parse(plpy, off: str | None, fusion: str | None) -> Features:
 def read(plpy) -> Features:
     """The session's settings (unset: all but DEFAULT_OFF on, DEFAULT_FUSION)."""
     row = plans.run(plpy, SETTINGS)[0]
-    return parse(plpy, row["off"], row["fusion"])
+    chosen = parse(plpy, row["off"], row["fusion"])
+    timing = (row["timing"] or "").strip().lower() in ("on", "true", "1", "yes")
+    return Features(chosen.off, chosen.fusion, timing) if timing else chosen

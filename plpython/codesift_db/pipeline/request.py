@@ -2,11 +2,12 @@
 the legs run (the tenant and repositories in scope, the stages switched on, the question's
 reading and terms). Every stage after fusion is `stage(plpy, req, items)`."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .features import Features
 from .params import Params
 from .question import Reading
+from .timing import StageTimes
 
 FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
 
@@ -27,6 +28,7 @@ class Request:
     reading: Reading
     terms: list[str]  # the lexical legs' terms (and what chooses stand-ins)
     weights: list[float] | None  # per term, for a long question; None: equal weights
+    times: StageTimes = field(default_factory=StageTimes, compare=False)
 
     def on(self, feature: str) -> bool:
         return self.features.on(feature)

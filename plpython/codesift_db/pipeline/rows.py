@@ -9,7 +9,8 @@ import json
 from ..citations import citation
 from ..errcodes import NULL_VALUE_NOT_ALLOWED
 from .params import MAX_SEARCH_K, Params, fail
-from .run import hybrid, order, prepare, run
+from .run import hybrid, order, prepare, report_times, run
+from .timing import StageTimes
 
 
 def why(item: dict) -> dict:
@@ -81,6 +82,9 @@ def pack_flat_rows(plpy, p: Params) -> list[dict]:
 
 
 def explain_rows(plpy, p: Params) -> list[dict]:
+    """Every candidate, `why` carrying the call's milliseconds per stage (`stage_ms`)."""
+    times = StageTimes()
+    items = run(plpy, p, times)
     return [
         {
             "candidate": item["candidate_rank"],
@@ -101,10 +105,10 @@ def explain_rows(plpy, p: Params) -> list[dict]:
             "pruned_by": item.get("pruned_by"),
             "packed": item.get("packed", False),
             "tokens": item.get("tokens", 0),
-            "why": json.dumps(why(item)),
+            "why": json.dumps({**why(item), "stage_ms": times.ms}),
             **_where(item),
         }
-        for item in run(plpy, p)
+        for item in items
     ]
 
 
@@ -118,6 +122,7 @@ def search_rows(plpy, p: Params, k: int) -> list[dict]:
         fail(plpy, f"k must be between 1 and {MAX_SEARCH_K:,} (got {k})")
     req = prepare(plpy, p, packs=False)
     items = hybrid(plpy, req)
+    report_times(plpy, req)
     by_id = {r["id"]: r for r in req.repos}
     ordered = sorted(items.values(), key=order)
     ordered = [i for i in ordered if i["score"] > 0][:k]

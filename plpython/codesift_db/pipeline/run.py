@@ -3,6 +3,8 @@ candidates; all hybrid_search runs) and run (then the graph, the stand-ins, the 
 pruning and packing; what pack_context and explain_context run). Every stage after fusion
 is `stage(plpy, req, items)` (request.py)."""
 
+from dataclasses import replace
+
 from .. import packing, plans
 from . import features, question
 from .callees import add_callees
@@ -18,6 +20,7 @@ from .recency import apply_recency
 from .request import Request
 from .scope import resolve_scope
 from .standins import EXPANDED, TOO_BIG, split_big_files
+from .timing import StageTimes, stage_name
 
 # after fusion, for every call
 SEARCH_STAGES = (hydrate, consensus, apply_recency)
@@ -33,45 +36,71 @@ def order(item: dict) -> tuple:
 
 def prepare(plpy, p: Params, packs: bool) -> Request:
     """Validate the arguments, resolve the scope, read the question."""
-    validate(plpy, p, packs)
-    tenant, repos = resolve_scope(plpy, p.repo, p.ref)
-    feats = features.read(plpy)
-    reading = question.read(p.query) if feats.on("question") else question.Reading()
-    if reading.long:
-        query_terms, weights = question.weighted_terms(p.query, reading)
-    else:
-        query_terms, weights = terms(p.query), None
-    return Request(p, packs, tenant, tuple(repos), feats, reading, query_terms, weights)
+    times = StageTimes()
+    with times.stage("prepare"):
+        validate(plpy, p, packs)
+        tenant, repos = resolve_scope(plpy, p.repo, p.ref)
+        feats = features.read(plpy)
+    with times.stage("question"):
+        reading = question.read(p.query) if feats.on("question") else question.Reading()
+        if reading.long:
+            query_terms, weights = question.weighted_terms(p.query, reading)
+        else:
+            query_terms, weights = terms(p.query), None
+    return Request(p, packs, tenant, tuple(repos), feats, reading, query_terms, weights, times)
+
+
+def report_times(plpy, req: Request) -> None:
+    """The NOTICE of each stage's milliseconds, when the session asked for it."""
+    if req.features.timing:
+        plpy.notice(req.times.line())
 
 
 def hybrid(plpy, req: Request) -> dict:
     """Stage 1: fused, hydrated, recency-decayed candidates."""
-    p = req.params
+    p, times = req.params, req.times
     vector, model = None, ""
     if p.dense_weight or p.query_embedding is not None:  # a given embedding is checked
         digest = req.reading.digest if req.long_question else None
-        vector, model = query_vector(plpy, p, digest)
+        with times.stage("embed"):
+            vector, model = query_vector(plpy, p, digest)
     if not p.dense_weight:
         vector = None  # a leg of weight 0 adds nothing: the dense legs read no vector
     if not req.terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
         return {}
-    found = legs(plpy, req, vector, model)
-    found.update(mention_legs(plpy, req))
-    items = fuse(found, p.lexical_weight, p.dense_weight, req.features.fusion)
+    with times.stage("legs"):
+        found = legs(plpy, req, vector, model)
+    with times.stage("mentions"):
+        found.update(mention_legs(plpy, req))
+    with times.stage("fusion"):
+        items = fuse(found, p.lexical_weight, p.dense_weight, req.features.fusion)
     for stage in SEARCH_STAGES:
-        stage(plpy, req, items)
+        with times.stage(stage_name(stage)):
+            stage(plpy, req, items)
     return items
 
 
-def run(plpy, p: Params) -> list[dict]:
-    """Every candidate in score order with each stage's decision (explain_context's rows)."""
+def run(plpy, p: Params, times: StageTimes | None = None) -> list[dict]:
+    """Every candidate in score order with each stage's decision (explain_context's rows);
+    `times`, when given, gets each stage's milliseconds."""
     req = prepare(plpy, p, packs=True)
+    if times is not None:
+        times.ms.update(req.times.ms)
+        req = replace(req, times=times)
+    result = _run(plpy, req)
+    report_times(plpy, req)
+    return result
+
+
+def _run(plpy, req: Request) -> list[dict]:
+    p, times = req.params, req.times
     items = hybrid(plpy, req)
     if not items:
         return []
     for stage in PACK_STAGES:
-        stage(plpy, req, items)
+        with times.stage(stage_name(stage)):
+            stage(plpy, req, items)
     by_id = {r["id"]: r for r in req.repos}
     ordered = sorted(items.values(), key=order)
     for item in ordered:
@@ -84,13 +113,15 @@ def run(plpy, p: Params) -> list[dict]:
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
     # the pack feature: overlap judged by an item's own lines, the best files covered first
     assert p.jaccard_threshold is not None  # validated when the call packs
-    packed = fill(candidates, req.budget, p.jaccard_threshold, req.on("pack"))
+    with times.stage("fill"):
+        packed = fill(candidates, req.budget, p.jaccard_threshold, req.on("pack"))
     for item in expanded:
         item.update(packing.NOT_PACKED)
     result = sorted(packed + expanded, key=order)
     for rank, item in enumerate(result, 1):
         item["candidate_rank"] = rank
-    add_languages(plpy, req.tenant, result)
+    with times.stage("languages"):
+        add_languages(plpy, req.tenant, result)
     return result
 
 
