@@ -29,7 +29,7 @@ from codesift_db.embedtext import embedding_key, file_text, symbol_text
 from codesift_db.ingest import extraction
 from codesift_db.ingest.symbols import detect_language
 
-from . import git, ignore
+from . import git, ignore, tenants
 from .embedder import PENDING_COUNTS
 from .indexer import IndexSummary, _classify, _decode, _overlay_worktree
 
@@ -188,17 +188,18 @@ def _stored(conn, tenant: str, shas: list[str], plan: Plan) -> tuple[int | None,
     if conn is None:
         plan.database = "not connected: every blob counted as new"
         return None, set()
-    with _reading(conn, None):
-        row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
-    if row is None:
+    try:
+        with _reading(conn, None):
+            tid = tenants.tenant_id(conn, tenant)
+    except tenants.UnknownTenant:
         plan.database = f"tenant '{tenant}' does not exist yet: every blob is new"
         return None, set()
-    with _reading(conn, row[0]):
-        return row[0], {
+    with _reading(conn, tid):
+        return tid, {
             r[0]
             for r in conn.execute(
                 "select sha from codesift.blobs where tenant_id = %s and sha = any(%s)",
-                (row[0], list(set(shas))),
+                (tid, list(set(shas))),
             ).fetchall()
         }
 
@@ -270,10 +271,8 @@ def _backlog(conn, tenant_id: int | None, model: str) -> int:
 @contextmanager
 def _reading(conn, tenant_id: int | None) -> Iterator[None]:
     """A read-only transaction acting as the tenant (row-level security applies)."""
-    with conn.transaction():
+    with conn.transaction() if tenant_id is None else tenants.as_tenant(conn, tenant_id):
         conn.execute("set transaction read only")
-        if tenant_id is not None:
-            conn.execute("select set_config('app.current_tenant_id', %s, true)", (str(tenant_id),))
         yield
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from . import db, git
+from . import db, git, tenants
 from .errors import CodesiftError, IndexingError
 
 HOOKS = ("post-commit", "post-checkout", "post-merge")
@@ -361,12 +361,11 @@ def _index_once(root: Path, hook: str) -> int:
             )
             embedded = ""
             if config.embed:
-                tenant_id = conn.execute(
-                    "select id from codesift.tenants where name = %s", (config.tenant,)
-                ).fetchone()
-                if tenant_id is None:
-                    raise IndexingError(f"tenant '{config.tenant}' disappeared")
-                e = embed_pending(conn, tenant_id[0], False)
+                try:
+                    tenant_id = tenants.tenant_id(conn, config.tenant)
+                except tenants.UnknownTenant:
+                    raise IndexingError(f"tenant '{config.tenant}' disappeared") from None
+                e = embed_pending(conn, tenant_id, False)
                 embedded = f", embedded {e.symbols} symbols + {e.blobs} files"
     except (CodesiftError, psycopg.Error) as exc:
         print(f"{stamp}: error: {' '.join(str(exc).split())}", flush=True)

@@ -31,7 +31,7 @@ import psycopg.errors
 import psycopg.sql
 from codesift_db.ingest.symbols import detect_language
 
-from . import cochange, db, git, ignore
+from . import cochange, db, git, ignore, tenants
 from .embedder import EmbedStats, embed_pending, notify
 from .errors import IndexingError
 from .progress import progress_bar
@@ -67,21 +67,15 @@ class IndexSummary:
 
 
 def ensure_tenant(conn: psycopg.Connection, name: str) -> int:
-    row = (
-        conn.execute(
-            "insert into codesift.tenants (name) values (%s)"
-            " on conflict (name) do nothing returning id",
-            (name,),
-        ).fetchone()
-        or conn.execute("select id from codesift.tenants where name = %s", (name,)).fetchone()
-    )
-    if row is None:
+    """The tenant's id, created if missing; acts as it for the rest of the session."""
+    try:
+        tid, _ = tenants.create_tenant(conn, name)
+    except tenants.UnknownTenant:
         raise IndexingError(
             f"tenant '{name}' does not exist and this role may not create it: "
             "create it as the database owner (insert into codesift.tenants (name) ...)"
-        )
-    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
-    return row[0]
+        ) from None
+    return tenants.use_tenant(conn, tid)
 
 
 WORKTREE_REF = "{ref}:worktree"  # ':' cannot occur in a git ref name
@@ -139,11 +133,12 @@ def indexed_name(conn: psycopg.Connection, tenant: str, path: str | Path) -> str
         root = git.repo_root(path)
     except IndexingError:
         return None
-    row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
-    if row is None:
+    try:
+        tid = tenants.tenant_id(conn, tenant)
+    except tenants.UnknownTenant:
         return None
     origin = git.encode_name(str(root)).decode("utf-8", errors="replace")
-    return checkout_repository(conn, row[0], origin)
+    return checkout_repository(conn, tid, origin)
 
 
 def make_default_ref(conn: psycopg.Connection, tenant_id: int, name: str, ref_id: int) -> None:
@@ -194,7 +189,7 @@ def _second_connection(conn: psycopg.Connection, tenant_id: int) -> psycopg.Conn
             )
         if role != session:
             other.execute(psycopg.sql.SQL("set role {}").format(psycopg.sql.Identifier(role)))
-        other.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+        tenants.use_tenant(other, tenant_id)
         other.autocommit = False
     except BaseException:
         other.close()

@@ -23,14 +23,9 @@ class TokenRow:
     revoked_at: object
 
 
-def _act_as(conn: psycopg.Connection, tenant: str) -> int:
-    """Act as `tenant`; an unknown one is the error every command gives (tenants.py)."""
-    return use_tenant(conn, tenant)
-
-
 def create_token(conn: psycopg.Connection, tenant: str, label: str = "") -> tuple[int, str]:
     """A new token for `tenant`: (its id, the token itself, which is not stored)."""
-    tenant_id = _act_as(conn, tenant)
+    tenant_id = use_tenant(conn, tenant)
     token = PREFIX + secrets.token_urlsafe(32)
     row = conn.execute(
         "insert into codesift.mcp_tokens (tenant_id, token_hash, label) values (%s, %s, %s)"
@@ -42,7 +37,7 @@ def create_token(conn: psycopg.Connection, tenant: str, label: str = "") -> tupl
 
 
 def list_tokens(conn: psycopg.Connection, tenant: str) -> list[TokenRow]:
-    tenant_id = _act_as(conn, tenant)
+    tenant_id = use_tenant(conn, tenant)
     rows = conn.execute(
         "select id, label, created_at, last_used_at, revoked_at from codesift.mcp_tokens"
         " where tenant_id = %s order by id",
@@ -52,7 +47,7 @@ def list_tokens(conn: psycopg.Connection, tenant: str) -> list[TokenRow]:
 
 
 def revoke_token(conn: psycopg.Connection, tenant: str, token_id: int) -> bool:
-    tenant_id = _act_as(conn, tenant)
+    tenant_id = use_tenant(conn, tenant)
     return (
         conn.execute(
             "update codesift.mcp_tokens set revoked_at = now()"

@@ -10,6 +10,7 @@ from . import db, git
 from .embedder import active_model
 from .errors import CodesiftError
 from .tenants import tenant_id as tenant_id_of
+from .tenants import use_tenant
 
 # one tenant's repositories ($tenant names it: the statement names the tenant everywhere)
 REPOSITORIES = """
@@ -108,23 +109,25 @@ def _ref_head(origin: str | None, ref: str) -> str | None:
         return None
 
 
+def _tenants(conn: psycopg.Connection, tenant: str | None) -> list[tuple[int, str]]:
+    """(id, name) of the tenant named (an unknown one is the error every command gives),
+    else of every tenant the role may name, by name."""
+    if tenant is not None:
+        return [(tenant_id_of(conn, tenant), tenant)]
+    return conn.execute("select id, name from codesift.tenants order by name").fetchall()
+
+
 def repository_status(
     conn: psycopg.Connection, tenant: str | None = None
 ) -> list[RepositoryStatus]:
     """Every repository of the tenant (or of every tenant the role may name), acting as
     each tenant in turn: row-level security applies to every statement. An unknown
     tenant is an error (the one every command gives), not an empty list."""
-    if tenant is not None:
-        tenant_id_of(conn, tenant)
+    tenants = _tenants(conn, tenant)
     model, _ = active_model(conn)
-    tenants = conn.execute(
-        "select id, name from codesift.tenants where %(name)s::text is null or name = %(name)s"
-        " order by name",
-        {"name": tenant},
-    ).fetchall()
     result = []
     for tenant_id, tenant_name in tenants:
-        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+        use_tenant(conn, tenant_id)
         with db.tenant_transaction(conn):
             rows = conn.execute(REPOSITORIES, {"model": model, "tenant": tenant_id}).fetchall()
         for row in rows:
@@ -180,14 +183,9 @@ def refused_rows(
     """Up to `limit` rows per tenant that the embedding endpoint refused, with the
     error each one keeps (embedder.py), acting as each tenant in turn."""
     model, _ = active_model(conn)
-    tenants = conn.execute(
-        "select id, name from codesift.tenants where %(name)s::text is null or name = %(name)s"
-        " order by name",
-        {"name": tenant},
-    ).fetchall()
     result = []
-    for tenant_id, tenant_name in tenants:
-        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+    for tenant_id, tenant_name in _tenants(conn, tenant):
+        use_tenant(conn, tenant_id)
         with db.tenant_transaction(conn):
             rows = conn.execute(
                 REFUSED, {"model": model, "tenant": tenant_id, "limit": limit}

@@ -9,15 +9,21 @@ the connections of codesift_app and codesift_loader: either the server keeps a
 reserve for those (PostgreSQL 16+: reserved_connections, which the migration lets
 them use) or the limits of all per-tenant roles together leave SERVICE_RESERVE
 connections free for them.
+
+Acting as a tenant is this module's too, so that a tenant is looked up by name and
+app.current_tenant_id set in one place (tests/unit/test_tenant_helpers.py): tenant_id (the
+one unknown-tenant error), use_tenant (for the rest of a long-lived session: the indexer,
+the worker, status loops) and as_tenant (one transaction, SET LOCAL).
 """
 
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
 from psycopg import sql
 
-from . import db
 from .errors import CodesiftError
 
 RESERVED_ROLES = frozenset({"codesift_app", "codesift_loader", "codesift_tenant", "postgres"})
@@ -40,11 +46,20 @@ class LoginRole:
     connection_limit: int
 
 
+class UnknownTenant(CodesiftError):
+    """No tenant of that name (or none this role may see)."""
+
+
 def tenant_id(conn: psycopg.Connection, name: str) -> int:
+    """The tenant's id; an unknown one is the error every command gives."""
     row = conn.execute("select id from codesift.tenants where name = %s", (name,)).fetchone()
     if row is None:
-        raise CodesiftError(f"unknown tenant '{name}' (codesift status lists the tenants)")
+        raise UnknownTenant(f"unknown tenant '{name}' (codesift status lists the tenants)")
     return row[0]
+
+
+def _id_of(conn: psycopg.Connection, name_or_id: str | int) -> int:
+    return name_or_id if isinstance(name_or_id, int) else tenant_id(conn, name_or_id)
 
 
 def create_tenant(conn: psycopg.Connection, name: str) -> tuple[int, bool]:
@@ -64,11 +79,25 @@ def create_tenant(conn: psycopg.Connection, name: str) -> tuple[int, bool]:
     return tenant_id(conn, name), False
 
 
-def use_tenant(conn: psycopg.Connection, name: str) -> int:
-    """Act as the tenant for the rest of the session."""
-    tid = tenant_id(conn, name)
+def use_tenant(conn: psycopg.Connection, name_or_id: str | int) -> int:
+    """Act as the tenant (a name, or an id already known) for the rest of the session: for
+    long-lived connections; its transactions reach Citus workers through
+    db.tenant_transaction. Returns its id."""
+    tid = _id_of(conn, name_or_id)
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tid),))
     return tid
+
+
+@contextmanager
+def as_tenant(conn: psycopg.Connection, name_or_id: str | int) -> Iterator[int]:
+    """A transaction acting as the tenant (a name, or an id already known); yields its id.
+    SET LOCAL, not set_config(): on a Citus coordinator only a SET LOCAL reaches the
+    workers (citus.propagate_set_commands = 'local'). The session's own setting is back
+    when the transaction ends."""
+    with conn.transaction():
+        tid = _id_of(conn, name_or_id)
+        conn.execute(sql.SQL("set local app.current_tenant_id = {}").format(sql.Literal(str(tid))))
+        yield tid
 
 
 def grant_login_role(
@@ -195,9 +224,8 @@ def forget_repository(
 ) -> int:
     """Remove one repository of the tenant, or only its indexed ref `ref`; returns the
     number of blobs no longer used."""
-    use_tenant(conn, tenant)
     try:
-        with db.tenant_transaction(conn):
+        with as_tenant(conn, tenant):
             row = conn.execute("select codesift.forget_repository(%s, %s)", (repo, ref)).fetchone()
             assert row is not None  # a function call returns one row
             return row[0]
@@ -208,7 +236,5 @@ def forget_repository(
 
 def forget_tenant(conn: psycopg.Connection, tenant: str) -> None:
     """Remove the tenant and everything it owned."""
-    use_tenant(conn, tenant)
-    with db.tenant_transaction(conn):
+    with as_tenant(conn, tenant):
         conn.execute("select codesift.forget_tenant()")
-    conn.execute("select set_config('app.current_tenant_id', '', false)")

@@ -22,6 +22,7 @@ from codesift_db.embed.embedders import EndpointUnreachable
 from . import db
 from .embedder import CHANNEL, Backoff, Embedding, EmbedStats, error_text, pending
 from .errors import ConnectionFailed
+from .tenants import use_tenant
 
 MAX_BACKOFF_SECONDS = 30.0
 
@@ -46,21 +47,17 @@ def _tenants_with_work(conn: psycopg.Connection, model: str) -> list[int]:
     tenants = [r[0] for r in conn.execute("select id from codesift.tenants order by id")]
     busy = []
     for tenant_id in tenants:
-        _act_as(conn, tenant_id)
+        use_tenant(conn, tenant_id)
         if sum(pending(conn, tenant_id, model)):
             busy.append(tenant_id)
     return busy
-
-
-def _act_as(conn: psycopg.Connection, tenant_id: int) -> None:
-    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
 
 
 def _drain_all(conn: psycopg.Connection, embedding: Embedding, totals: WorkerTotals, log) -> int:
     """Drain every tenant with work; how many rows were embedded."""
     done = 0
     for tenant_id in _tenants_with_work(conn, embedding.model_name):
-        _act_as(conn, tenant_id)
+        use_tenant(conn, tenant_id)
         stats = embedding.drain(conn, tenant_id)
         if stats.symbols + stats.blobs + stats.refused:
             refused = f", {stats.refused} refused by the endpoint" if stats.refused else ""
