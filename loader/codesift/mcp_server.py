@@ -58,7 +58,7 @@ from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from . import db
+from . import db, tenants
 from .errors import CodesiftError
 from .mcp_start import INSTRUCTIONS, NAME, Settings
 from .mcp_tools import (
@@ -490,15 +490,8 @@ def resolve_tenant(dsn: str, name: str) -> int:
         if own is not None and own[0] is not None:
             return own[0]
         with db.acting_as_loader(conn):
-            row = conn.execute(
-                "select id from codesift.tenants where name = %s", (name,)
-            ).fetchone()
-    if row is None:
-        raise CodesiftError(
-            f"unknown tenant '{name}': index a repository for it first (codesift index PATH"
-            f" --tenant {name}), or pass --tenant"
-        )
-    return row[0]
+            # an unknown one: the error every command gives
+            return tenants.tenant_id(conn, name)
 
 
 def serve_stdio(settings: Settings, lines: Any, wire: Any) -> None:

@@ -31,7 +31,9 @@ NAME = "codesift"
 INSTRUCTIONS = (
     "codesift answers questions about indexed code from PostgreSQL. Prefer search_code "
     "over grep for 'where/how is X done' questions; find_symbol when you know a name; "
-    "related_files before changing a file (who imports it, which tests cover it)."
+    "related_files before changing a file (who imports it, which tests cover it); "
+    "find_references and callers before changing a definition; outline and repo_map "
+    "instead of reading whole files or listing folders."
 )
 # what build_server's server advertises (tests/mcp compares this answer with the SDK's)
 CAPABILITIES: dict[str, Any] = {

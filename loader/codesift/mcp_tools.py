@@ -43,6 +43,9 @@ from pydantic import (
 )
 
 from . import db, version
+from .cli import visible
+from .outline import outline_lines
+from .references import callee_lines, caller_lines, reference_lines
 
 if TYPE_CHECKING:
     from .mcp_server import Backend, Settings
@@ -54,6 +57,8 @@ MAX_BUDGET = 25_000
 MAX_QUESTION_CHARS = 20_000
 MAX_NAME_CHARS = 512
 MAX_PATH_CHARS = 4096
+MAX_ROWS = 1000  # of find_references, callers and callees (codesift_db.references.MAX_ROWS)
+DEFAULT_ROWS = 200
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 LANGUAGE_NAMES = tuple(lang.name for lang in LANGUAGES)
@@ -94,6 +99,29 @@ def _bounded(text: str, budget: int) -> str:
     return "\n".join(lines) + "\n... (cut at the token budget)"
 
 
+def _fitted(
+    render: Callable[[list[dict]], str], rows: list[dict], budget: int, what: str
+) -> tuple[str, list[dict]]:
+    """The text of the leading rows whose rendering fits `budget` estimated tokens, and
+    those rows (the structured result is never more than the text shows); a last line
+    says how many were cut."""
+    if estimate_tokens(render(rows)) <= budget:
+        return render(rows), rows
+    kept, over = 0, len(rows)  # render(rows[:kept]) fits, render(rows[:over]) does not
+    while over - kept > 1:
+        mid = (kept + over) // 2
+        if estimate_tokens(render(rows[:mid])) <= budget:
+            kept = mid
+        else:
+            over = mid
+    cut = (
+        f"... ({len(rows) - kept:,} more {what} cut at the token budget: narrow the call, "
+        "or raise token_budget)"
+    )
+    text = render(rows[:kept])
+    return (text + "\n" + cut if text else cut), rows[:kept]
+
+
 def jsonable(value: Any) -> Any:
     if isinstance(value, str | int | float | bool) or value is None:
         return value
@@ -105,6 +133,8 @@ def jsonable(value: Any) -> Any:
 
 
 def _result(text: str, rows: list[dict], notices: list[str]) -> CallToolResult:
+    # a notice may quote an argument: its control characters shown as escapes ('\\x1b')
+    notices = [visible(n) for n in notices]
     if notices:
         text = "\n".join(f"note: {n}" for n in notices) + ("\n\n" + text if text else "")
     structured = {"rows": jsonable(rows), "notices": notices}
@@ -223,6 +253,36 @@ Cited = Annotated[
 Depth = Annotated[
     int, Field(ge=1, le=3, description="Hops to follow (1..3): 2 adds the neighbours' own.")
 ]
+Definition = Annotated[
+    str,
+    Text,
+    Field(
+        min_length=1,
+        max_length=MAX_NAME_CHARS + MAX_PATH_CHARS,
+        description="The definition: its name ('send'), qualified name ('Session.send') or "
+        "a citation of a line inside it, as tools print them ('flask:src/flask/app.py:42', "
+        "'flask:src/flask/app.py:40-60').",
+    ),
+]
+DefinitionFile = Annotated[
+    str | None,
+    Text,
+    Field(
+        max_length=MAX_PATH_CHARS,
+        description="Only the definition in this file, when several have the name: a path "
+        "relative to the repository root ('src/flask/app.py') or as tools cite it "
+        "('flask:src/flask/app.py').",
+    ),
+]
+MaxRows = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_ROWS,
+        description=f"Most rows returned (1..{MAX_ROWS:,}); the text is cut at token_budget "
+        "too: pass path or a qualified name to narrow rather than raise them.",
+    ),
+]
 
 
 # --- the structured rows: each tool's outputSchema -------------------------------------
@@ -320,6 +380,78 @@ class SyncRow(BaseModel):
     files: int
     new_blobs: int
     skipped: dict[str, int] = Field(description="files left out, by reason")
+
+
+class OutlineRow(BaseModel):
+    repository: str
+    path: str
+    ordinal: int = Field(description="1 for the file's first symbol, in file order")
+    depth: int = Field(description="0 at the top level, 1 for a method of a class, ...")
+    kind: str
+    name: str
+    qualified_name: str
+    signature: str | None
+    doc: str | None = Field(description="the first line of its doc comment")
+    start_line: int
+    end_line: int
+    name_line: int | None = Field(description="the line of its name (below decorators)")
+    citation: str = Field(description="'repo:path:start-end'")
+
+
+class MapRow(BaseModel):
+    rank: int = Field(description="its place in the ranking (a file that did not fit: a gap)")
+    repository: str
+    path: str
+    centrality: float = Field(description="PageRank over the file edges")
+    tokens: int = Field(description="the file's share of the token budget")
+    citation: str = Field(description="'repo:path', as its block in the text starts")
+
+
+class ReferenceRow(BaseModel):
+    repository: str
+    path: str
+    line: int
+    symbol: str | None = Field(description="the definition the use is in (null: top level)")
+    is_call: bool
+    qualifier: str | None = Field(description="the object of a member use ('self', 'req')")
+    resolution: str = Field(
+        description="resolved (bound to the definition through an import, its own file or "
+        "package) or by_name (only the name matches)"
+    )
+    definition: str | None = Field(description="'repo:path:start-end' of what it uses")
+    line_text: str | None
+    citation: str = Field(description="'repo:path:line-line' of the use")
+
+
+class CallerRow(BaseModel):
+    repository: str
+    path: str
+    caller: str | None = Field(description="the calling definition (null: top level)")
+    caller_kind: str | None
+    start_line: int | None
+    end_line: int | None
+    lines: list[int] = Field(description="the lines of its calls")
+    resolution: str = Field(description="resolved or by_name")
+    definition: str | None = Field(description="'repo:path:start-end' of what it calls")
+    citation: str = Field(description="'repo:path:start-end' of the caller")
+
+
+class CalleeRow(BaseModel):
+    repository: str
+    path: str
+    symbol: str = Field(description="the calling definition")
+    callee: str = Field(description="the name called")
+    qualifier: str | None = Field(description="the object it is called on")
+    lines: list[int] = Field(description="the lines of the calls")
+    resolution: str = Field(
+        description="resolved, by_name (candidates definitions have the name) or external "
+        "(nothing at the ref defines it)"
+    )
+    definition: str | None = Field(description="'repo:path:start-end' of what it reaches")
+    definition_symbol: str | None
+    candidates: int | None
+    module: str | None = Field(description="external: the import it comes through")
+    citation: str = Field(description="'repo:path:first-last' of the calls")
 
 
 def _output(name: str, row: type[BaseModel]) -> type[BaseModel]:
@@ -531,6 +663,211 @@ async def related_files(
         )
     text = "\n".join(lines) if lines else "no related files"
     return _result(_bounded(text, DEFAULT_BUDGET), found, notices)
+
+
+async def outline(
+    ctx: ToolContext,
+    path: Cited,
+    repo: Repo = None,
+    token_budget: Budget = DEFAULT_BUDGET,
+    ref: Ref = None,
+) -> CallToolResult:
+    """The outline of one file: every definition in it (classes, functions, methods,
+    sections), in file order and nested, each with its lines, signature and the first line
+    of its doc comment. Use it instead of reading a whole file to see what it defines and
+    where, then read only the lines you need. `path` is a file as any tool cites it
+    ('repo:path', 'repo:path:10-42': the whole file's outline) or a path relative to the
+    repository root."""
+    names, rows, notices = await ctx.query(
+        "select repository, file_path as path, ordinal, depth, kind, name, qualified_name,"
+        " signature, doc, start_line, end_line, name_line, citation"
+        " from codesift.file_outline(%(path)s, repo => %(repo)s, ref => %(ref)s)",
+        {"path": path, "repo": repo, "ref": ctx.at(ref)},
+    )
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+
+    def render(part: list[dict]) -> str:
+        return "\n".join(
+            outline_lines(
+                [
+                    (f["repository"], f["path"], f["depth"], f["kind"], f["name"])
+                    + (f["signature"], f["doc"], f["start_line"], f["end_line"])
+                    for f in part
+                ]
+            )
+        )
+
+    if not found:
+        return _result("no symbol is extracted from this file", [], notices)
+    text, shown_rows = _fitted(render, found, token_budget, "symbols")
+    return _result(text, shown_rows, notices)
+
+
+async def repo_map(
+    ctx: ToolContext,
+    repo: Repo = None,
+    path_prefix: PathPrefix = None,
+    token_budget: Budget = DEFAULT_BUDGET,
+    ref: Ref = None,
+) -> CallToolResult:
+    """A map of a repository or folder: its most central files first (ranked by PageRank
+    over imports, references, tests and co-changes), each headed by its citation
+    'repo:path' with the outline of its definitions, packed under a token budget. Call it
+    first in an unfamiliar repository to see where things live, instead of listing
+    folders and opening files; narrow with repo or path_prefix."""
+    ref = ctx.at(ref)
+    repo, path_prefix = await _prefix(ctx, repo, path_prefix, ref)
+    names, rows, notices = await ctx.query(
+        "select rank, repository, path, centrality, tokens, text from codesift.repo_map("
+        "repo => %(repo)s, path_prefix => %(prefix)s, token_budget => %(budget)s,"
+        " ref => %(ref)s)",
+        {"repo": repo, "prefix": path_prefix, "budget": token_budget, "ref": ref},
+    )
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+    for f in found:
+        f["citation"] = citation(f["repository"], f["path"])
+
+    def render(part: list[dict]) -> str:
+        return "\n\n".join(visible(f["text"]) for f in part)
+
+    text, shown_rows = _fitted(render, found, token_budget, "files")
+    return _result(
+        text or "no file to map",
+        [{k: v for k, v in f.items() if k != "text"} for f in shown_rows],
+        notices,
+    )
+
+
+async def _definition_file(ctx: ToolContext, path: str | None) -> None:
+    """Refuse a `path` every reading of which leaves the repository, quoting it safely."""
+    if path:
+        _, rows, _ = await ctx.query(REPOSITORY_NAMES, {})
+        _refuse_unsafe("path", path, [o.path for o in readings(path, [r[0] for r in rows])])
+
+
+async def find_references(
+    ctx: ToolContext,
+    name: Annotated[
+        str,
+        Text,
+        Field(
+            min_length=1,
+            max_length=MAX_NAME_CHARS,
+            description="The definition: its name ('send'), qualified name ('Session.send') "
+            "or a citation of a line inside it, as tools print them "
+            "('flask:src/flask/app.py:42').",
+        ),
+    ],
+    repo: Repo = None,
+    path: DefinitionFile = None,
+    max_rows: MaxRows = DEFAULT_ROWS,
+    token_budget: Budget = DEFAULT_BUDGET,
+    ref: Ref = None,
+) -> CallToolResult:
+    """Every use of a definition: one line per use with its citation 'repo:path:line-line',
+    the definition it is in and the line's text; resolved through imports to this very
+    definition, or marked [by name] when only the name matches. Use it instead of grepping
+    for a name before you rename or change a function, class or constant."""
+    ref = ctx.at(ref)
+    await _definition_file(ctx, path)
+    names, rows, notices = await ctx.query(
+        "select repository, path, line, symbol, is_call, qualifier, resolution, definition,"
+        " line_text, citation from codesift.find_references(%(name)s, repo => %(repo)s,"
+        " ref => %(ref)s, path => %(path)s, max_rows => %(n)s)",
+        {"name": name, "repo": repo, "ref": ref, "path": path, "n": max_rows},
+    )
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+
+    def render(part: list[dict]) -> str:
+        return "\n".join(
+            reference_lines(
+                [(f["citation"], f["symbol"], f["resolution"], f["line_text"]) for f in part]
+            )
+        )
+
+    if not found:
+        return _result("no use found", [], notices)
+    text, shown_rows = _fitted(render, found, token_budget, "uses")
+    return _result(text, shown_rows, notices)
+
+
+async def callers(
+    ctx: ToolContext,
+    symbol: Definition,
+    repo: Repo = None,
+    path: DefinitionFile = None,
+    max_rows: MaxRows = DEFAULT_ROWS,
+    token_budget: Budget = DEFAULT_BUDGET,
+    ref: Ref = None,
+) -> CallToolResult:
+    """The definitions that call a function or method: one line per caller with its
+    citation 'repo:path:start-end', its name and the lines of its calls, resolved through
+    imports or marked [by name]. Use it before changing a signature or behaviour, to see
+    what depends on it."""
+    ref = ctx.at(ref)
+    await _definition_file(ctx, path)
+    names, rows, notices = await ctx.query(
+        "select repository, path, caller, caller_kind, start_line, end_line, lines,"
+        " resolution, definition, citation from codesift.callers(%(symbol)s,"
+        " repo => %(repo)s, ref => %(ref)s, path => %(path)s, max_rows => %(n)s)",
+        {"symbol": symbol, "repo": repo, "ref": ref, "path": path, "n": max_rows},
+    )
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+
+    def render(part: list[dict]) -> str:
+        return "\n".join(
+            caller_lines([(f["citation"], f["caller"], f["lines"], f["resolution"]) for f in part])
+        )
+
+    if not found:
+        return _result("no caller found", [], notices)
+    text, shown_rows = _fitted(render, found, token_budget, "callers")
+    return _result(text, shown_rows, notices)
+
+
+async def callees(
+    ctx: ToolContext,
+    symbol: Definition,
+    repo: Repo = None,
+    path: DefinitionFile = None,
+    max_rows: MaxRows = DEFAULT_ROWS,
+    token_budget: Budget = DEFAULT_BUDGET,
+    ref: Ref = None,
+) -> CallToolResult:
+    """What a function or method calls: each name it calls, with the lines of the calls
+    and where that name is defined (its citation 'repo:path:start-end'), or that only the
+    name matches [by name], or that nothing at the ref defines it (a library, and the
+    import it comes through). Use it to follow a definition down without opening each
+    file it calls into."""
+    ref = ctx.at(ref)
+    await _definition_file(ctx, path)
+    names, rows, notices = await ctx.query(
+        "select repository, path, symbol, callee, qualifier, lines, resolution, definition,"
+        " definition_symbol, candidates, module from codesift.callees(%(symbol)s,"
+        " repo => %(repo)s, ref => %(ref)s, path => %(path)s, max_rows => %(n)s)",
+        {"symbol": symbol, "repo": repo, "ref": ref, "path": path, "n": max_rows},
+    )
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+    for f in found:
+        lines = f["lines"] or [None]
+        f["citation"] = citation(f["repository"], f["path"], min(lines), max(lines))
+
+    def render(part: list[dict]) -> str:
+        return "\n".join(
+            callee_lines(
+                [
+                    (f["repository"], f["path"], f["symbol"], f["callee"], f["qualifier"])
+                    + (f["lines"], f["resolution"], f["definition"], f["candidates"])
+                    + (f["module"],)
+                    for f in part
+                ]
+            )
+        )
+
+    if not found:
+        return _result("no call found", [], notices)
+    text, shown_rows = _fitted(render, found, token_budget, "calls")
+    return _result(text, shown_rows, notices)
 
 
 async def explain_search(
@@ -765,6 +1102,44 @@ TOOLS: tuple[Tool, ...] = (
         "call it before changing a file (a citation works as its path).",
     ),
     Tool(
+        outline,
+        title="Outline a file",
+        output=_output("OutlineResult", OutlineRow),
+        calls="file_outline",
+        agents="a file's definitions in order, nested, with lines and signatures: read it "
+        "before opening a whole file, then read only the lines you need.",
+    ),
+    Tool(
+        repo_map,
+        title="Map a repository",
+        output=_output("RepoMapResult", MapRow),
+        calls="repo_map",
+        agents="the most central files of a repository or folder with their outlines: "
+        "call it first in code you do not know yet.",
+    ),
+    Tool(
+        find_references,
+        title="Find references",
+        output=_output("FindReferencesResult", ReferenceRow),
+        calls="find_references",
+        agents="every use of a definition (a name, or a citation of it): call it before "
+        "renaming or changing one, instead of grep.",
+    ),
+    Tool(
+        callers,
+        title="Callers",
+        output=_output("CallersResult", CallerRow),
+        calls="callers",
+        agents="the definitions that call a function or method, with the lines of the calls.",
+    ),
+    Tool(
+        callees,
+        title="Callees",
+        output=_output("CalleesResult", CalleeRow),
+        calls="callees",
+        agents="what a function or method calls, each name with where it is defined.",
+    ),
+    Tool(
         explain_search,
         title="Explain a search",
         output=_output("ExplainSearchResult", ExplainRow),
@@ -833,7 +1208,7 @@ def _problem(error: Any) -> str:
 def error_text(exc: Exception) -> str:
     """A failed call's message for the agent, on one line: the arguments it must change
     (not pydantic's report), or what the tool or the database said, without the SDK's
-    and PL/Python's prefixes."""
+    and PL/Python's prefixes, control characters shown as escapes ('\\x1b')."""
     cause = exc.__cause__
     if isinstance(cause, ValidationError):
         text = "; ".join(_problem(e) for e in cause.errors(include_url=False))
@@ -841,7 +1216,7 @@ def error_text(exc: Exception) -> str:
         text = str(cause)
     else:
         text = _SDK_PREFIX.sub("", str(exc))
-    return " ".join(_PLPY_PREFIX.sub("", text).split())
+    return " ".join(visible(_PLPY_PREFIX.sub("", text)).split())
 
 
 class ToolServer(MCPServer[Any]):

@@ -17,6 +17,7 @@ from rich.text import Text
 from . import db
 from .cli import err, plain, visible
 from .errors import CodesiftError
+from .tenants import use_tenant
 
 OUTLINE = (
     "select repository, file_path, depth, kind, name, signature, doc, start_line, end_line"
@@ -29,14 +30,12 @@ MAP = (
 
 
 @contextmanager
-def _as_tenant(tenant: str) -> Iterator[psycopg.Connection]:
-    """A connection acting as `tenant`, database errors raised as CodesiftError."""
+def as_tenant(tenant: str) -> Iterator[psycopg.Connection]:
+    """A connection acting as `tenant` (also references.py's), database errors raised as
+    CodesiftError; an unknown tenant is the error every command gives (use_tenant)."""
     # queries may go to a read replica (CODESIFT_READ_DSN); indexing never does
     with db.connect(db.read_dsn(), autocommit=True) as conn, db.acting_as_loader(conn):
-        row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
-        if row is None:
-            raise CodesiftError(f"unknown tenant '{tenant}': index a repository for it first")
-        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
+        use_tenant(conn, tenant)
         conn.add_notice_handler(
             lambda n: err.print(Text("notice:", style="yellow"), plain(n.message_primary))
         )
@@ -65,7 +64,7 @@ def outline_lines(rows: list[tuple]) -> list[str]:
 
 
 def print_outline(path: str, repo: str | None, ref: str | None, tenant: str) -> None:
-    with _as_tenant(tenant) as conn:
+    with as_tenant(tenant) as conn:
         rows = conn.execute(OUTLINE, (path, repo, ref)).fetchall()
     if not rows:
         err.print(plain(f"{path}: no symbol is extracted from this file"))
@@ -76,6 +75,6 @@ def print_outline(path: str, repo: str | None, ref: str | None, tenant: str) -> 
 def print_map(
     repo: str | None, path_prefix: str | None, budget: int, ref: str | None, tenant: str
 ) -> None:
-    with _as_tenant(tenant) as conn:
+    with as_tenant(tenant) as conn:
         rows = conn.execute(MAP, (repo, path_prefix, budget, ref)).fetchall()
     print("\n\n".join(visible(r[4]) for r in rows))

@@ -8,15 +8,8 @@ Repository data is printed with its control characters made visible; notices and
 to standard error.
 """
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import psycopg
-from rich.text import Text
-
-from . import db
 from .cli import err, plain, visible
-from .errors import CodesiftError
+from .outline import as_tenant
 
 REFS = (
     "select citation, symbol, resolution, line_text from codesift.find_references("
@@ -31,25 +24,6 @@ CALLEES = (
     " candidates, module from codesift.callees("
     "%s, repo => %s, ref => %s, path => %s, max_rows => %s)"
 )
-
-
-@contextmanager
-def _as_tenant(tenant: str) -> Iterator[psycopg.Connection]:
-    """A connection acting as `tenant`, database errors raised as CodesiftError."""
-    with db.connect(db.read_dsn(), autocommit=True) as conn, db.acting_as_loader(conn):
-        row = conn.execute("select id from codesift.tenants where name = %s", (tenant,)).fetchone()
-        if row is None:
-            raise CodesiftError(f"unknown tenant '{tenant}': index a repository for it first")
-        conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
-        conn.add_notice_handler(
-            lambda n: err.print(Text("notice:", style="yellow"), plain(n.message_primary))
-        )
-        try:
-            with db.tenant_transaction(conn):
-                yield conn
-        except psycopg.Error as exc:
-            hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
-            raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
 
 
 def _lines(numbers: list[int]) -> str:
@@ -98,7 +72,7 @@ def callee_lines(rows: list[tuple]) -> list[str]:
 
 
 def print_refs(name, repo, ref, path, limit, tenant) -> None:
-    with _as_tenant(tenant) as conn:
+    with as_tenant(tenant) as conn:
         rows = conn.execute(REFS, (name, repo, ref, path, limit)).fetchall()
     if not rows:
         err.print(plain(f"{name}: no use found"))
@@ -107,7 +81,7 @@ def print_refs(name, repo, ref, path, limit, tenant) -> None:
 
 
 def print_callers(symbol, repo, ref, path, limit, tenant) -> None:
-    with _as_tenant(tenant) as conn:
+    with as_tenant(tenant) as conn:
         rows = conn.execute(CALLERS, (symbol, repo, ref, path, limit)).fetchall()
     if not rows:
         err.print(plain(f"{symbol}: no caller found"))
@@ -116,7 +90,7 @@ def print_callers(symbol, repo, ref, path, limit, tenant) -> None:
 
 
 def print_callees(symbol, repo, ref, path, limit, tenant) -> None:
-    with _as_tenant(tenant) as conn:
+    with as_tenant(tenant) as conn:
         rows = conn.execute(CALLEES, (symbol, repo, ref, path, limit)).fetchall()
     if not rows:
         err.print(plain(f"{symbol}: no call found"))

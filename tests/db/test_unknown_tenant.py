@@ -1,7 +1,9 @@
 """Every command that acts as an existing tenant answers an unknown one the same way: one
 line on standard error naming it and where the tenants are listed, exit code 1, no
-traceback (index, watch and tenant create make a missing tenant instead)."""
+traceback (index, watch and tenant create make a missing tenant instead; the stdio MCP
+server keeps running and gives the message as each tool call's error)."""
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -11,14 +13,10 @@ import pytest
 import typer
 from codesift import cli
 
+from tests.mcp.harness import stdio_session, text_of
+
 CODESIFT = Path(sys.executable).with_name("codesift")
 MESSAGE = "error: unknown tenant 'nope' (codesift status lists the tenants)\n"
-
-
-def _own_message(file: str):
-    return pytest.mark.xfail(
-        strict=True, reason=f"{file} words it its own way: tenants.use_tenant gives this one"
-    )
 
 
 CASES = [
@@ -30,9 +28,11 @@ CASES = [
     ["token", "create", "--tenant", "nope"],
     ["token", "list", "--tenant", "nope"],
     ["token", "revoke", "1", "--tenant", "nope"],
-    pytest.param(["outline", "a.py", "--tenant", "nope"], marks=_own_message("outline.py")),
-    pytest.param(["repo-map", "--tenant", "nope"], marks=_own_message("outline.py")),
-    pytest.param(["mcp", "--tenant", "nope"], marks=_own_message("mcp_server.py")),
+    ["outline", "a.py", "--tenant", "nope"],
+    ["repo-map", "--tenant", "nope"],
+    ["refs", "a", "--tenant", "nope"],
+    ["callers", "a", "--tenant", "nope"],
+    ["callees", "a", "--tenant", "nope"],
 ]
 # commands whose --tenant names a tenant to make (or to hand on) rather than one to act as
 MAKE_OR_HAND_ON = {
@@ -40,6 +40,11 @@ MAKE_OR_HAND_ON = {
     ("watch",): "creates a missing tenant",
     ("hook", "install"): "the hook's index runs create it",
     ("setup",): "writes the agent's configuration; the tenant may be indexed later",
+}
+# commands that report an unknown tenant per call, with the same words, and keep running
+PER_CALL = {
+    ("mcp",): "the stdio server starts and answers each tool call with the error "
+    "(test_an_unknown_tenant_is_each_mcp_calls_error)",
 }
 
 
@@ -65,14 +70,14 @@ def _command_of(args: list[str]) -> tuple[str, ...]:
 
 def test_every_command_taking_a_tenant_is_checked_here():
     tested = {_command_of(c.values[0] if hasattr(c, "values") else c) for c in CASES}
-    untested = set(_tenant_commands()) - tested - set(MAKE_OR_HAND_ON)
+    untested = set(_tenant_commands()) - tested - set(MAKE_OR_HAND_ON) - set(PER_CALL)
     assert untested == set(), "these take --tenant: add them to CASES or MAKE_OR_HAND_ON"
 
 
 @pytest.mark.parametrize(
     "args",
     CASES,
-    ids=lambda args: " ".join(a for a in args if a not in ("nope", "where is it?", "a.py")),
+    ids=lambda args: " ".join(a for a in args if a not in ("nope", "where is it?", "a.py", "a")),
 )
 def test_an_unknown_tenant_is_one_error_line(dsn, args):
     result = subprocess.run(
@@ -84,3 +89,21 @@ def test_an_unknown_tenant_is_one_error_line(dsn, args):
     )
     assert (result.returncode, result.stderr) == (1, MESSAGE), result.stdout
     assert result.stdout == ""
+
+
+def test_an_unknown_tenant_is_each_mcp_calls_error(dsn):
+    """`codesift mcp --tenant nope` (stdio) starts, lists its tools, and answers each call
+    of a tool that reads (sync_index makes its tenant, as index does) with the one message,
+    less the 'error: ' a command's standard error line starts with; the tenant is looked up
+    before the arguments are checked."""
+
+    async def run():
+        async with stdio_session(dsn, "nope") as s:
+            tools = (await s.list_tools()).tools
+            return [await s.call_tool(t.name, {}) for t in tools if t.name != "sync_index"]
+
+    results = asyncio.run(run())
+    assert len(results) >= 10
+    for result in results:
+        assert result.is_error
+        assert text_of(result) == MESSAGE.removeprefix("error: ").rstrip("\n")

@@ -50,6 +50,11 @@ READ_ONLY_TOOLS = {
     "related_files",
     "explain_search",
     "list_repositories",
+    "outline",
+    "repo_map",
+    "find_references",
+    "callers",
+    "callees",
 }
 
 
@@ -163,7 +168,8 @@ def test_unknown_tenant_is_a_clear_error(dsn, shop):
 
     for result in asyncio.run(run()):
         assert result.is_error
-        assert text_of(result).startswith("unknown tenant 'nobody': index a repository for it")
+        # the words every command gives an unknown tenant (tenants.tenant_id)
+        assert text_of(result) == "unknown tenant 'nobody' (codesift status lists the tenants)"
 
 
 # modules that answering initialize does not need: the SDK and what it brings, the pool,
@@ -325,6 +331,11 @@ TOOL_CALLS = {
     "search_code": {"question": "how is the discount applied?"},
     "find_symbol": {"name": "Cart.total"},
     "related_files": {"path": "shop/cart.py"},
+    "outline": {"path": "shop/cart.py"},
+    "repo_map": {},
+    "find_references": {"name": "apply_discount"},
+    "callers": {"symbol": "apply_discount"},
+    "callees": {"symbol": "Cart.total"},
     "explain_search": {"question": "discount"},
     "list_repositories": {},
     "sync_index": {"name": "shop"},
