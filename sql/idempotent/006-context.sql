@@ -45,6 +45,25 @@ begin
 end
 $$;
 
+-- pack_context_flat before `degraded` (its last column, why the answer is degraded):
+-- the same arguments with another result cannot be replaced.
+do $$
+declare
+    fn constant text := 'codesift.pack_context_flat(text, text, integer, text, text, text[], '
+        'vector, integer, double precision, double precision, double precision, '
+        'double precision, double precision, text, text)';
+begin
+    if exists (
+        select from pg_catalog.pg_proc as p
+        where
+            p.oid = to_regprocedure(fn)
+            and not 'degraded' = any(p.proargnames)
+    ) then
+        execute 'drop function ' || fn;
+    end if;
+end
+$$;
+
 create or replace function codesift.embed_query(query text)
 returns vector
 language plpython3u
@@ -176,7 +195,8 @@ returns table (
     dense_distance double precision, rrf double precision, file_rrf double precision,
     recency double precision, age_days double precision, path_prior double precision,
     file_kind text, file_support double precision, mention_rank integer, graph_hop integer,
-    graph_path text[], graph_edges text[], stands_in_for_file text, called_by text
+    graph_path text[], graph_edges text[], stands_in_for_file text, called_by text,
+    degraded text
 )
 language plpython3u
 volatile
@@ -200,8 +220,9 @@ comment on function codesift.pack_context_flat(
 ) is
 'pack_context for BI tools: the same rows and arguments, with each key of why a typed '
 'column (lexical_rank, dense_rank, rrf, recency, path_prior, file_kind, graph_hop, '
-'called_by, ...) instead of the jsonb; select * from codesift.pack_context_flat(''q'', '
-'repo => ''r'').';
+'called_by, ...) instead of the jsonb, and degraded (why the answer is degraded: '
+'''code: detail'' each, ''; '' between, null when not); select * from '
+'codesift.pack_context_flat(''q'', repo => ''r'').';
 
 create or replace function codesift.pack_context_text(
     query text,

@@ -286,7 +286,12 @@ def test_pack_context_flat_spreads_why_into_typed_columns(db, app_repo):
         assert {k: f[k] for k in pack_names if k != "why"} == {
             k: p[k] for k in pack_names if k != "why"
         }
-        assert {k: f[k] for k in why_keys} == p["why"], p["path"]
+        assert {k: f[k] for k in why_keys - {"degraded"}} == {
+            k: v for k, v in p["why"].items() if k != "degraded"
+        }, p["path"]
+        # why.degraded as text: 'code: detail' each, null when the answer is not degraded
+        said = "; ".join(f"{d['code']}: {d['detail']}" for d in p["why"]["degraded"])
+        assert f["degraded"] == (said or None)
     assert any(f["graph_hop"] is not None for f in flat)
     walked = next(f for f in flat if f["graph_path"])
     assert isinstance(walked["graph_path"], list) and isinstance(walked["graph_edges"], list)
@@ -302,6 +307,7 @@ def test_pack_context_flat_spreads_why_into_typed_columns(db, app_repo):
     )
     assert types["lexical_rank"] == "integer" and types["dense_distance"] == "double precision"
     assert types["graph_path"] == "text[]" and types["called_by"] == "text"
+    assert types["degraded"] == "text"
 
 
 PACK_STAGES = ["prepare", "question", "legs", "mentions", "fusion", "hydrate", "consensus"]

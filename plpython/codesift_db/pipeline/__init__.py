@@ -24,6 +24,8 @@ per stage (sql/idempotent/006-context.sql calls rows.py):
 17. run.py       the stages in order: every stage after fusion is stage(plpy, req, items)
 18. rows.py      the row shapes of pack_context, explain_context and hybrid_search
 19. timing.py    each stage's milliseconds (why.stage_ms, the codesift.timing notice)
+20. degraded.py  why an answer is degraded (backlog, no embedder, endpoint down, a
+                 question the model cannot read, a stale index): notices, why.degraded
 
 Every candidate keeps why it was chosen (ranks, scores, hops) and what each stage decided,
 which is what explain_context returns. The statements are in plpython/codesift_db/sql/.

@@ -5,6 +5,7 @@ here with the database's active model)."""
 from .. import identifiers, plans
 from ..embed import embedders
 from ..errcodes import DATA_EXCEPTION
+from .degraded import note, script_detail
 from .params import Params, fail
 
 # the model reads the first 256 word pieces (minilm.MAX_TOKENS): a few hundred characters
@@ -34,26 +35,53 @@ def settings(plpy) -> dict:
     return {r["key"]: r["value"] for r in plans.run(plpy, plans.load("settings"))}
 
 
-def embed_query(plpy, text: str, db_settings: dict | None = None) -> str | None:
-    """The query's vector as a pgvector literal, or None (with a NOTICE) when the configured
-    embedder (codesift.settings, embedders.from_settings) cannot embed it."""
+def embed_query(
+    plpy, text: str, db_settings: dict | None = None, notes: list[dict] | None = None
+) -> str | None:
+    """The query's vector as a pgvector literal, or None (with a NOTICE, and its reason in
+    `notes` when given: degraded.py) when the configured embedder (codesift.settings,
+    embedders.from_settings) cannot embed it."""
     db_settings = db_settings if db_settings is not None else settings(plpy)
     try:
         embedder = embedders.from_settings(db_settings)
         # the model truncates to its first word pieces anyway: never send megabytes
         return vector_literal(embedder.encode([text[:EMBED_QUERY_CHARS]])[0])
     except ImportError as exc:  # numpy or tokenizers missing on this server
-        plpy.notice(f"query embedding unavailable ({exc}): lexical + graph only")
+        note(
+            plpy,
+            notes,
+            "lexical_only",
+            f"query embedding unavailable ({exc}): lexical + graph only",
+        )
+    except embedders.EndpointUnreachable as exc:
+        note(
+            plpy,
+            notes,
+            "embedding_endpoint_down",
+            f"the embedding endpoint is down: query embedding unavailable ({exc}): "
+            "lexical + graph only (or pass query_embedding)",
+        )
     except embedders.EmbedderUnavailable as exc:
-        plpy.notice(
-            f"query embedding unavailable ({exc}): lexical + graph only (or pass query_embedding)"
+        note(
+            plpy,
+            notes,
+            "lexical_only",
+            f"query embedding unavailable ({exc}): lexical + graph only (or pass query_embedding)",
         )
     return None
 
 
-def query_vector(plpy, p: Params, text: str | None = None) -> tuple[str | None, str]:
+def builtin(db_settings: dict) -> bool:
+    """Whether the database embeds with the built-in (English-only) model."""
+    return (db_settings.get("embedding_provider") or embedders.BUILTIN).strip() == embedders.BUILTIN
+
+
+def query_vector(
+    plpy, p: Params, text: str | None = None, notes: list[dict] | None = None
+) -> tuple[str | None, str]:
     """The vector the dense legs search with (None: no model) and the model it is from;
-    `text` (a long question's digest) is embedded instead of the question when given."""
+    `text` (a long question's digest) is embedded instead of the question when given. Why
+    the vector is missing or may miss goes to `notes` (degraded.py)."""
     db_settings = settings(plpy)
     model, dim = db_settings.get("embedding_model", ""), int(db_settings.get("embedding_dim", 0))
     if p.query_embedding is not None:
@@ -68,4 +96,9 @@ def query_vector(plpy, p: Params, text: str | None = None) -> tuple[str | None, 
                 sqlstate=DATA_EXCEPTION,
             )
         return p.query_embedding, model
-    return embed_query(plpy, text or p.query, db_settings), model
+    vector = embed_query(plpy, text or p.query, db_settings, notes)
+    if vector is not None and builtin(db_settings):
+        detail = script_detail(p.query)
+        if detail:
+            note(plpy, notes, "question_script", detail)
+    return vector, model

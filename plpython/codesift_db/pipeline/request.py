@@ -1,6 +1,7 @@
 """One call's state: the caller's Params and what the pipeline works out from them before
 the legs run (the tenant and repositories in scope, the stages switched on, the question's
-reading and terms). Every stage after fusion is `stage(plpy, req, items)`."""
+reading and terms), and why its answer is degraded (degraded.py, filled as they are found).
+Every stage after fusion is `stage(plpy, req, items)`."""
 
 from dataclasses import dataclass, field
 
@@ -29,6 +30,8 @@ class Request:
     terms: list[str]  # the lexical legs' terms (and what chooses stand-ins)
     weights: list[float] | None  # per term, for a long question; None: equal weights
     times: StageTimes = field(default_factory=StageTimes, compare=False)
+    # why the answer is degraded: {"code", "detail"} each, found once per call (degraded.py)
+    degraded: list[dict] = field(default_factory=list, compare=False)
 
     def on(self, feature: str) -> bool:
         return self.features.on(feature)

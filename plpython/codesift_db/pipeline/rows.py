@@ -13,8 +13,10 @@ from .run import hybrid, order, prepare, report_times, run
 from .timing import StageTimes
 
 
-def why(item: dict) -> dict:
-    """Why a candidate was chosen: each leg's rank and score, RRF, recency, prior, graph."""
+def why(item: dict, degraded: list[dict]) -> dict:
+    """Why a candidate was chosen: each leg's rank and score, RRF, recency, prior, graph;
+    and why the whole answer is degraded (`degraded`, the same on every row of a call:
+    degraded.py's reasons, [] when none)."""
     return {
         "lexical_rank": item.get("lexical_rank"),
         "lexical_score": item.get("lexical_score"),
@@ -33,6 +35,7 @@ def why(item: dict) -> dict:
         "graph_edges": item.get("graph_edges"),
         "stands_in_for_file": item.get("via_file"),
         "called_by": item.get("called_by"),
+        "degraded": degraded,
     }
 
 
@@ -46,10 +49,10 @@ def _where(item: dict) -> dict:
     }
 
 
-def _packed(plpy, p: Params) -> list[tuple[dict, dict]]:
+def _packed(plpy, p: Params, notes: list[dict]) -> list[tuple[dict, dict]]:
     """(row without `why`, the packed item) for each packed item, in rank order."""
     rows: list[tuple[dict, dict]] = []
-    for item in run(plpy, p):
+    for item in run(plpy, p, notes=notes):
         if not item.get("packed"):
             continue
         row = {
@@ -73,18 +76,30 @@ def _packed(plpy, p: Params) -> list[tuple[dict, dict]]:
 
 
 def pack_rows(plpy, p: Params) -> list[dict]:
-    return [{**row, "why": json.dumps(why(item)), **_where(item)} for row, item in _packed(plpy, p)]
+    notes: list[dict] = []
+    packed = _packed(plpy, p, notes)
+    return [{**row, "why": json.dumps(why(item, notes)), **_where(item)} for row, item in packed]
+
+
+def degraded_text(notes: list[dict]) -> str | None:
+    """pack_context_flat's `degraded`: 'code: detail' each, '; ' between; null when none."""
+    return "; ".join(f"{n['code']}: {n['detail']}" for n in notes) or None
 
 
 def pack_flat_rows(plpy, p: Params) -> list[dict]:
-    """pack_context's rows with each key of `why` a column of its own instead (same names)."""
-    return [{**row, **_where(item), **why(item)} for row, item in _packed(plpy, p)]
+    """pack_context's rows with each key of `why` a column of its own instead (same names;
+    `degraded` as text, degraded_text)."""
+    notes: list[dict] = []
+    packed = _packed(plpy, p, notes)
+    flat = degraded_text(notes)
+    return [{**row, **_where(item), **why(item, notes), "degraded": flat} for row, item in packed]
 
 
 def explain_rows(plpy, p: Params) -> list[dict]:
     """Every candidate, `why` carrying the call's milliseconds per stage (`stage_ms`)."""
     times = StageTimes()
-    items = run(plpy, p, times)
+    notes: list[dict] = []
+    items = run(plpy, p, times, notes)
     return [
         {
             "candidate": item["candidate_rank"],
@@ -105,7 +120,7 @@ def explain_rows(plpy, p: Params) -> list[dict]:
             "pruned_by": item.get("pruned_by"),
             "packed": item.get("packed", False),
             "tokens": item.get("tokens", 0),
-            "why": json.dumps({**why(item), "stage_ms": times.ms}),
+            "why": json.dumps({**why(item, notes), "stage_ms": times.ms}),
             **_where(item),
         }
         for item in items
@@ -139,7 +154,7 @@ def search_rows(plpy, p: Params, k: int) -> list[dict]:
             "ref": by_id[i["repository_id"]]["ref"],
             "indexed_commit": by_id[i["repository_id"]]["indexed_commit"],
             "score": i["score"],
-            "why": json.dumps(why(i)),
+            "why": json.dumps(why(i, req.degraded)),
         }
         for n, i in enumerate(ordered, 1)
     ]

@@ -8,6 +8,7 @@ from dataclasses import replace
 from .. import packing, plans
 from . import features, question
 from .callees import add_callees
+from .degraded import backlog_detail, note
 from .fill import fill
 from .fusion import consensus, fuse
 from .graph import expand_graph
@@ -34,12 +35,14 @@ def order(item: dict) -> tuple:
     return (-item["score"], item["path"], item["start_line"])
 
 
-def prepare(plpy, p: Params, packs: bool) -> Request:
-    """Validate the arguments, resolve the scope, read the question."""
+def prepare(plpy, p: Params, packs: bool, notes: list[dict] | None = None) -> Request:
+    """Validate the arguments, resolve the scope, read the question; why the answer is
+    degraded goes to `notes` (a new list when not given), the Request's `degraded`."""
     times = StageTimes()
+    notes = [] if notes is None else notes
     with times.stage("prepare"):
         validate(plpy, p, packs)
-        tenant, repos = resolve_scope(plpy, p.repo, p.ref)
+        tenant, repos = resolve_scope(plpy, p.repo, p.ref, notes)
         feats = features.read(plpy)
     with times.stage("question"):
         reading = question.read(p.query) if feats.on("question") else question.Reading()
@@ -47,7 +50,9 @@ def prepare(plpy, p: Params, packs: bool) -> Request:
             query_terms, weights = question.weighted_terms(p.query, reading)
         else:
             query_terms, weights = terms(p.query), None
-    return Request(p, packs, tenant, tuple(repos), feats, reading, query_terms, weights, times)
+    return Request(
+        p, packs, tenant, tuple(repos), feats, reading, query_terms, weights, times, notes
+    )
 
 
 def report_times(plpy, req: Request) -> None:
@@ -63,7 +68,11 @@ def hybrid(plpy, req: Request) -> dict:
     if p.dense_weight or p.query_embedding is not None:  # a given embedding is checked
         digest = req.reading.digest if req.long_question else None
         with times.stage("embed"):
-            vector, model = query_vector(plpy, p, digest)
+            vector, model = query_vector(plpy, p, digest, req.degraded)
+            if vector is not None and p.dense_weight:  # the texts the dense leg cannot see
+                backlog = backlog_detail(plpy, req.tenant, req.repo_ids)
+                if backlog:
+                    note(plpy, req.degraded, "embedding_backlog", backlog)
     if not p.dense_weight:
         vector = None  # a leg of weight 0 adds nothing: the dense legs read no vector
     if not req.terms and vector is None:
@@ -71,6 +80,8 @@ def hybrid(plpy, req: Request) -> dict:
         return {}
     with times.stage("legs"):
         found = legs(plpy, req, vector, model)
+    if vector is not None:
+        no_vectors(plpy, req, found, model)
     with times.stage("mentions"):
         found.update(mention_legs(plpy, req))
     with times.stage("fusion"):
@@ -81,10 +92,26 @@ def hybrid(plpy, req: Request) -> dict:
     return items
 
 
-def run(plpy, p: Params, times: StageTimes | None = None) -> list[dict]:
+def no_vectors(plpy, req: Request, found: dict, model: str) -> None:
+    """A dense leg that ran and found nothing: no text in scope has a vector from the active
+    model (a new repository, a switched model): the answer is lexical + graph only."""
+    if not found["dense_sym"] and not found["dense_file"]:
+        note(
+            plpy,
+            req.degraded,
+            "lexical_only",
+            f"no text in scope has a vector from {model} yet (codesift worker embeds them): "
+            "lexical + graph only",
+        )
+
+
+def run(
+    plpy, p: Params, times: StageTimes | None = None, notes: list[dict] | None = None
+) -> list[dict]:
     """Every candidate in score order with each stage's decision (explain_context's rows);
-    `times`, when given, gets each stage's milliseconds."""
-    req = prepare(plpy, p, packs=True)
+    `times`, when given, gets each stage's milliseconds, and `notes` why the answer is
+    degraded (degraded.py)."""
+    req = prepare(plpy, p, packs=True, notes=notes)
     if times is not None:
         times.ms.update(req.times.ms)
         req = replace(req, times=times)

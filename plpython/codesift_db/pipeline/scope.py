@@ -3,6 +3,7 @@ notice for each repository that is not indexed yet or whose head has moved on.""
 
 from .. import plans
 from ..errcodes import INSUFFICIENT_PRIVILEGE, UNDEFINED_OBJECT
+from .degraded import note
 from .params import fail
 
 REPO_TYPES = ["bigint", "text", "text"]
@@ -51,13 +52,16 @@ def replica_notice(row: dict) -> str | None:
     )
 
 
-def resolve_scope(plpy, repo: str | None, ref: str | None = None) -> tuple[int, list[dict]]:
+def resolve_scope(
+    plpy, repo: str | None, ref: str | None = None, notes: list[dict] | None = None
+) -> tuple[int, list[dict]]:
     """The tenant and the repository refs a query searches: `ref` of the repository named
-    `repo` (or of every repository that has it), else each one's default ref."""
+    `repo` (or of every repository that has it), else each one's default ref. Each freshness
+    notice goes to `notes` too when given (degraded.note)."""
     tenant = current_tenant(plpy)
     lag = replica_notice(plans.run(plpy, REPLICA)[0])
     if lag:
-        plpy.notice(lag)
+        note(plpy, notes, "replica_lag", lag)
     repos = _repositories(plpy, tenant, repo, ref)
     if tenant is None:
         # an owner/superuser session without a tenant: a repository name that is
@@ -99,11 +103,14 @@ def resolve_scope(plpy, repo: str | None, ref: str | None = None) -> tuple[int, 
         fail(plpy, f"unknown repository '{repo}'", hint=hint, sqlstate=UNDEFINED_OBJECT)
     for r in repos:
         if r["indexed_commit"] is None:
-            plpy.notice(f"{_label(r)} has no indexed commit yet")
+            note(plpy, notes, "not_indexed", f"{_label(r)} has no indexed commit yet")
         elif r["head_commit"] and r["head_commit"] != r["indexed_commit"]:
-            plpy.notice(
+            note(
+                plpy,
+                notes,
+                "stale_index",
                 f"{_label(r)} is indexed at {r['indexed_commit'][:12]} but its "
                 f"head has moved to {r['head_commit'][:12]}: results may be stale "
-                "(re-run codesift index)"
+                "(re-run codesift index)",
             )
     return tenant, repos

@@ -1,0 +1,97 @@
+"""Why an answer is worse than it could be, said once per call: as a NOTICE (psql, the CLI
+and the MCP tools show them) and in `why.degraded` of every row (BI tools see no NOTICE).
+Each reason is {"code": ..., "detail": ...}; the codes:
+
+  embedding_backlog        texts in scope wait for their vector: the dense leg sees part
+  lexical_only             no query vector (no embedder answers), or nothing in scope has a
+                           vector from the active model: lexical + graph only
+  embedding_endpoint_down  the embedding endpoint cannot be reached: lexical + graph only
+  question_script          the built-in (English) model and a question mostly in another
+                           script
+  not_indexed, stale_index, replica_lag   scope.py's freshness notices
+"""
+
+import unicodedata
+
+from .. import plans
+
+BACKLOG_CAP = 10_000  # unembedded rows counted, at most, per table: a huge backlog costs this
+SCOPE_CAP = 100_000  # texts in scope counted, at most, per table (only while a backlog shows)
+SCRIPT_CHARS = 20_000  # of the question, read for its script (query.EMBED_QUERY_CHARS)
+COUNT_TYPES = ["bigint", "bigint[]", "int"]
+
+# a letter's script is the first word of its Unicode name; these read better as
+NAMES = {"CJK": "CJK (Chinese, Japanese, Korean) characters", "HANGUL": "Hangul"}
+
+
+def note(plpy, notes: list[dict] | None, code: str, detail: str) -> None:
+    """A NOTICE, and the reason in `notes` (once) when the call keeps them."""
+    plpy.notice(detail)
+    reason = {"code": code, "detail": detail}
+    if notes is not None and reason not in notes:
+        notes.append(reason)
+
+
+def _script(ch: str) -> str:
+    name = unicodedata.name(ch, "")
+    words = name.split()
+    if not words or "LATIN" in words:
+        return "LATIN"
+    return words[0]
+
+
+def main_script(question: str) -> str | None:
+    """The script (a readable name) of more than half of the question's letters when it is
+    not Latin, else None: 'CJK (Chinese, ...)', 'Cyrillic', 'Arabic', 'Greek'..."""
+    counts: dict[str, int] = {}
+    letters = 0
+    for ch in question[:SCRIPT_CHARS]:
+        if unicodedata.category(ch).startswith("L"):
+            letters += 1
+            script = _script(ch)
+            counts[script] = counts.get(script, 0) + 1
+    other = {s: n for s, n in counts.items() if s != "LATIN"}
+    if not letters or sum(other.values()) * 2 <= letters:
+        return None
+    script = max(other, key=lambda s: (other[s], s))
+    return NAMES.get(script, script.capitalize())
+
+
+def script_detail(question: str) -> str | None:
+    """The question_script reason's text, or None when the question is mostly Latin."""
+    script = main_script(question)
+    if script is None:
+        return None
+    return (
+        "the built-in embedding model reads English; this question is mostly "
+        f"{script}: the dense leg may not match it (an embedding endpoint with a "
+        "multilingual model would: codesift migrate --embedder)"
+    )
+
+
+def _count(n: int, capped: bool) -> str:
+    return f"at least {n:,}" if capped else f"{n:,}"
+
+
+def backlog_detail(plpy, tenant: int, repo_ids: list[int]) -> str | None:
+    """The embedding_backlog reason's text, or None when every live text in scope has been
+    embedded (or refused: those wait for their retry). Reads the queue's partial indexes
+    (sql/embedding_backlog.sql), each table to BACKLOG_CAP + 1 rows; the texts in scope are
+    counted (to SCOPE_CAP + 1) only when a backlog shows."""
+    pending = plans.run(
+        plpy, plans.load("embedding_backlog"), COUNT_TYPES, [tenant, repo_ids, BACKLOG_CAP + 1]
+    )[0]
+    waiting = pending["symbols"] + pending["files"]
+    if not waiting:
+        return None
+    total = plans.run(
+        plpy, plans.load("embedding_scope"), COUNT_TYPES, [tenant, repo_ids, SCOPE_CAP + 1]
+    )[0]
+    capped = max(pending["symbols"], pending["files"]) > BACKLOG_CAP
+    whole = max(total["symbols"], total["files"]) > SCOPE_CAP
+    texts = total["symbols"] + total["files"]
+    return (
+        f"{_count(waiting, capped)} of {_count(texts, whole)} texts in scope are not embedded "
+        "yet (codesift worker, or codesift index --wait, embeds them): the dense leg sees only "
+        "part of the code"
+    )

@@ -1,0 +1,190 @@
+"""Degraded answers say so (pipeline/degraded.py): texts still waiting for their vector, a
+scope with no vector at all, a question the built-in English model cannot read. Each reason
+is a NOTICE (what psql, `codesift ask` and the MCP tools show) and, on every row, an entry
+of `why.degraded` (pack_context_flat: its `degraded` column), for BI tools that see none."""
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+import psycopg
+import pytest
+from codesift.embedder import embed_pending
+from codesift.indexer import index_repository
+
+from tests.conftest import commit, write_files
+from tests.mcp.harness import stdio_session, text_of
+
+CODESIFT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "codesift"
+CART_PY = (
+    "from shop.pricing import apply_discount\n\n\n"
+    "class Cart:\n"
+    '    """A shopping cart: items and their quantities."""\n\n'
+    "    def __init__(self):\n        self.items = {}\n\n"
+    "    def total(self, prices):\n"
+    "        subtotal = sum(prices[s] * q for s, q in self.items.items())\n"
+    "        return apply_discount(subtotal)\n"
+)
+PRICING_PY = (
+    "def apply_discount(amount):\n"
+    '    """Ten percent off orders over 100."""\n'
+    "    return amount * 0.9 if amount > 100 else amount\n"
+)
+FILES = {"shop/cart.py": CART_PY, "shop/pricing.py": PRICING_PY}
+ENGLISH = "how is the discount applied to the cart total?"
+CHINESE = "购物车总价的折扣是怎么计算的？"
+CALLS = [
+    "select why from hybrid_search(%s, repo => 'shop')",
+    "select why from pack_context(%s, repo => 'shop')",
+    "select why from explain_context(%s, repo => 'shop')",
+]
+
+
+def _index(dsn: str, root: Path, embed: bool) -> None:
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="shop", tenant="acme", embed=embed, show_progress=False)
+
+
+def _tenant(db) -> int:
+    tenant = db.execute("select id from tenants where name = 'acme'").fetchone()[0]
+    db.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+    return tenant
+
+
+def _ask_db(db, sql: str, question: str) -> tuple[list, list[str]]:
+    """The rows' first column and the NOTICEs of one call."""
+    notices: list[str] = []
+
+    def keep(n):
+        notices.append(n.message_primary)
+
+    db.add_notice_handler(keep)
+    try:
+        rows = [r[0] for r in db.execute(sql, (question,)).fetchall()]
+    finally:
+        db.remove_notice_handler(keep)
+    return rows, notices
+
+
+def _codes(rows: list) -> list[set[str]]:
+    return [{d["code"] for d in why["degraded"]} for why in rows]
+
+
+def _unembedded(db) -> int:
+    return db.execute(
+        "select (select count(*) from code_symbols where embedding_model is null)"
+        " + (select count(*) from blobs where embedding_model is null)"
+    ).fetchone()[0]
+
+
+def _texts(db) -> int:
+    return db.execute(
+        "select (select count(*) from code_symbols) + (select count(*) from blobs)"
+    ).fetchone()[0]
+
+
+@pytest.fixture
+def embedded(db, dsn, make_repo):
+    root = make_repo(FILES, name="shop")
+    _index(dsn, root, embed=True)
+    _tenant(db)
+    return root
+
+
+def test_a_backlog_is_said_on_every_call_and_row_until_it_is_embedded(db, dsn, make_repo):
+    root = make_repo(FILES, name="shop")
+    _index(dsn, root, embed=True)
+    # a new file indexed without embedding: its texts wait in the queue
+    write_files(root, {"shop/shipping.py": "def shipping_cost(weight):\n    return 5 + weight\n"})
+    commit(root, "shipping")
+    _index(dsn, root, embed=False)
+    tenant = _tenant(db)
+    waiting, texts = _unembedded(db), _texts(db)
+    assert 0 < waiting < texts
+    for sql in CALLS:
+        rows, notices = _ask_db(db, sql, ENGLISH)
+        assert rows, sql
+        said = f"{waiting:,} of {texts:,} texts in scope are not embedded yet"
+        assert any(said in n for n in notices), (sql, notices)
+        assert all(codes == {"embedding_backlog"} for codes in _codes(rows)), (sql, rows[0])
+        detail = rows[0]["degraded"][0]["detail"]
+        assert said in detail and "dense leg sees only part" in detail
+    flat = db.execute(
+        "select degraded from pack_context_flat(%s, repo => 'shop')", (ENGLISH,)
+    ).fetchall()
+    assert flat and all(d.startswith("embedding_backlog: ") for (d,) in flat)
+
+    with psycopg.connect(dsn) as conn:
+        embed_pending(conn, tenant, show_progress=False)
+    assert _unembedded(db) == 0
+    for sql in CALLS:
+        rows, notices = _ask_db(db, sql, ENGLISH)
+        assert rows, sql
+        assert not any("not embedded" in n for n in notices), (sql, notices)
+        assert all(why["degraded"] == [] for why in rows), (sql, rows[0])
+    flat = db.execute(
+        "select degraded from pack_context_flat(%s, repo => 'shop')", (ENGLISH,)
+    ).fetchall()
+    assert flat and all(d is None for (d,) in flat)
+
+
+def test_nothing_embedded_is_a_lexical_only_answer(db, dsn, make_repo):
+    _index(dsn, make_repo(FILES, name="shop"), embed=False)
+    _tenant(db)
+    rows, notices = _ask_db(db, CALLS[0], "apply_discount")
+    assert rows
+    assert any("no text in scope has a vector" in n for n in notices), notices
+    assert all(codes == {"lexical_only", "embedding_backlog"} for codes in _codes(rows))
+
+
+def test_a_chinese_question_is_told_the_builtin_model_reads_english(db, embedded):
+    for sql in CALLS:
+        rows, notices = _ask_db(db, sql, CHINESE)
+        assert rows, sql  # the dense leg still answers, with whatever it matches
+        assert any("reads English" in n and "CJK" in n for n in notices), (sql, notices)
+        assert all(codes == {"question_script"} for codes in _codes(rows)), (sql, rows[0])
+
+
+def test_an_english_question_is_not_degraded(db, embedded):
+    for sql in CALLS:
+        rows, notices = _ask_db(db, sql, ENGLISH)
+        assert rows, sql
+        assert not any("reads English" in n for n in notices), (sql, notices)
+        assert all(why["degraded"] == [] for why in rows), (sql, rows[0])
+
+
+def test_an_endpoint_model_is_not_said_to_read_english_only(db, embedded):
+    # the caller's own vector (an endpoint model may be multilingual): no script notice
+    vector = db.execute("select embed_query(%s)::text", (CHINESE,)).fetchone()[0]
+    sql = f"select why from hybrid_search(%s, repo => 'shop', query_embedding => '{vector}')"
+    rows, notices = _ask_db(db, sql, CHINESE)
+    assert rows and all(why["degraded"] == [] for why in rows)
+    assert not any("reads English" in n for n in notices), notices
+
+
+def test_codesift_ask_prints_the_backlog(dsn, make_repo):
+    _index(dsn, make_repo(FILES, name="shop"), embed=False)
+    done = subprocess.run(
+        [str(CODESIFT), "ask", ENGLISH, "--tenant", "acme"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CODESIFT_DSN": dsn, "COLUMNS": "300"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "not embedded yet" in done.stderr.replace("\n", " "), done.stderr
+
+
+def test_mcp_search_code_carries_the_backlog_note(dsn, make_repo):
+    root = make_repo(FILES, name="shop")
+    _index(dsn, root, embed=False)
+
+    async def run():
+        async with stdio_session(dsn, "acme", cwd=root) as s:
+            return await s.call_tool("search_code", {"question": ENGLISH})
+
+    answer = asyncio.run(run())
+    assert not answer.is_error, text_of(answer)
+    text = text_of(answer)
+    assert "note: " in text and "not embedded yet" in text, text
