@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import db
-from .cli import _stdout, err, plain, strip_controls
+from .console import err, plain, stdout_console, strip_controls
 from .errors import CodesiftError
 from .tenants import use_tenant
 
@@ -51,7 +51,9 @@ def run(
         )
         try:
             if explain:
-                _stdout().print(_explain_table(_candidates(conn, question, repo, budget, ref)))
+                stdout_console().print(
+                    _explain_table(_candidates(conn, question, repo, budget, ref))
+                )
                 return
             text = _pack_text(conn, question, repo, budget, ref)
         except psycopg.Error as exc:

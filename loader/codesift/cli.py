@@ -4,20 +4,19 @@ Repository data (names, paths, symbols, code, error messages quoting them) is ne
 rendered as rich markup: it goes out as Text objects. Control characters in data
 shown to a person are made visible (\\x1b), and code printed to a terminal loses
 them, so that escape sequences in indexed files never reach a terminal; piped
-output stays exact.
+output stays exact (console.py).
 """
 
 import inspect
-import re
 import sys
 from typing import Annotated
 
 import typer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from rich.console import Console
 from rich.text import Text
 
 from . import db
+from .console import err, plain, stdout_console
 from .errors import CodesiftError
 
 app = typer.Typer(
@@ -27,7 +26,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True, soft_wrap=True)
 
 
 # options several commands share
@@ -41,28 +39,6 @@ RepoName = Annotated[
 ]
 IndexTenant = Annotated[str, typer.Option(help="Tenant that owns the index; created if missing.")]
 MaxBytes = Annotated[int, typer.Option(help="Skip files larger than this many bytes.", min=1)]
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # not \t or \n
-
-
-def strip_controls(text: str) -> str:
-    """Code for a terminal: every control character but newline and tab removed."""
-    return _CONTROL.sub("", text)
-
-
-def visible(text: str) -> str:
-    """Data for a person: control characters shown as escapes (\\x1b), not obeyed."""
-    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], text)
-
-
-def plain(text: object, style: str = "") -> Text:
-    """Data as a rich renderable: no markup, no emoji codes, no control characters."""
-    return Text(visible(str(text)), style=style)
-
-
-def _stdout() -> Console:
-    """Tables on stdout; piped output gets a wide page instead of squeezed columns."""
-    return Console() if sys.stdout.isatty() else Console(width=200)
 
 
 def _print_version(value: bool) -> None:
@@ -304,7 +280,7 @@ def _index_dry_run(path, name, tenant, ref, worktree, max_bytes) -> None:
     finally:
         if conn is not None:
             conn.close()
-    out = _stdout()
+    out = stdout_console()
     for line in report(p):
         out.print(plain(line))
 
@@ -358,7 +334,7 @@ def status(
             str(r.embedding_backlog)
             + (f" ({r.embedding_refused} refused)" if r.embedding_refused else ""),
         )
-    _stdout().print(table)
+    stdout_console().print(table)
     _print_refused(refused)
 
 
@@ -367,7 +343,7 @@ def _print_refused(rows) -> None:
     (as data: control characters shown, never obeyed)."""
     if not rows:
         return
-    out = _stdout()
+    out = stdout_console()
     out.print(
         plain(
             "refused by the embedding endpoint (no vector; lexical search and the graph find them):"
@@ -827,7 +803,7 @@ def token_list(tenant: Annotated[str, typer.Option(help="The tenant.")]) -> None
     for r in rows:
         state = f"revoked {r.revoked_at:%Y-%m-%d %H:%M}" if r.revoked_at else "live"
         used = f"{r.last_used_at:%Y-%m-%d %H:%M}" if r.last_used_at else "never"
-        _stdout().print(
+        stdout_console().print(
             plain(
                 f"{r.id}\t{r.label}\tcreated {r.created_at:%Y-%m-%d %H:%M}"
                 f"\tlast used {used}\t{state}"

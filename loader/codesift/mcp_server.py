@@ -33,7 +33,6 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -60,7 +59,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from . import db, tenants
 from .errors import CodesiftError
-from .mcp_start import INSTRUCTIONS, NAME, Settings
+from .mcp_settings import INSTRUCTIONS, NAME, Settings
+from .mcp_tokens import token_hash
 from .mcp_tools import (
     MAX_NAME_CHARS,
     TOOLS,
@@ -101,10 +101,6 @@ _log = logging.getLogger("codesift.mcp")
 _request_tenant: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "codesift_request_tenant", default=None
 )
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 class Unreachable(ToolError):

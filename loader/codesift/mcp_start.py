@@ -1,16 +1,16 @@
-"""What `codesift mcp` runs first, before the MCP SDK is imported: its Settings and, over
-stdio, the answer to `initialize`.
+"""What `codesift mcp` runs first, before the MCP SDK is imported: over stdio, the answer
+to `initialize` (its Settings are in mcp_settings).
 
 An agent that starts a stdio server waits for the answer to `initialize` before anything
 else, and importing the SDK (mcp, mcp_types, pydantic, starlette) takes most of a second, on
-a loaded machine several. So serve() reads the client's first message itself and, when it
-is `initialize`, answers it at once from the constants below (codesift's name, version,
-instructions and capabilities, and the protocol version chosen as the SDK chooses it). Only
-then does it import mcp_server, which gives that same message to the SDK (its session must
-see the handshake), drops the SDK's own answer to it (a difference from ours is reported on
-stderr; tests/mcp checks there is none) and serves the rest. Nothing here touches the
-database either: the first tool call does (mcp_server.Backend), so a server whose database
-is down still starts, lists its tools and says per call what is wrong.
+a loaded machine several. So serve() reads the client's first message itself and, when it is
+`initialize`, answers it at once from constants (codesift's name, version, instructions
+(mcp_settings) and capabilities, and the protocol version chosen as the SDK chooses it).
+Only then does it import mcp_server, which gives that same message to the SDK (its session
+must see the handshake), drops the SDK's own answer to it (a difference from ours is
+reported on stderr; tests/mcp checks there is none) and serves the rest. Nothing here
+touches the database either: the first tool call does (mcp_server.Backend), so a server
+whose database is down still starts, lists its tools and says per call what is wrong.
 
 CODESIFT_MCP_MODULES_LOG (for tests): a file to which every answer the stdio server sends
 appends one JSON line, {"id": <the answer's id>, "modules": [the modules loaded then]}; it
@@ -24,17 +24,10 @@ import io
 import json
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-NAME = "codesift"
-INSTRUCTIONS = (
-    "codesift answers questions about indexed code from PostgreSQL. Prefer search_code "
-    "over grep for 'where/how is X done' questions; find_symbol when you know a name; "
-    "related_files before changing a file (who imports it, which tests cover it); "
-    "find_references and callers before changing a definition; outline and repo_map "
-    "instead of reading whole files or listing folders."
-)
+from .mcp_settings import INSTRUCTIONS, NAME, Settings
+
 # what build_server's server advertises (tests/mcp compares this answer with the SDK's)
 CAPABILITIES: dict[str, Any] = {
     "resources": {"subscribe": False, "listChanged": False},
@@ -44,31 +37,6 @@ CAPABILITIES: dict[str, Any] = {
 # HANDSHAKE_PROTOCOL_VERSIONS, oldest first): the client's if listed, else the newest
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODULES_LOG = "CODESIFT_MCP_MODULES_LOG"
-
-
-@dataclass
-class Settings:
-    dsn: str
-    read_dsn: str | None = None  # a hot standby for the query tools (tokens: dsn)
-    http: bool = False
-    tenant_id: int | None = None  # stdio: the one tenant (looked up on the first call)
-    tenant_name: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 8765
-    pool_min: int = 2
-    pool_max: int = 10
-    repo_path: str | None = None  # stdio: what sync_index re-indexes by default
-    repo_name: str | None = None  # stdio: the name sync_index indexes repo_path under
-    # --http: a client sends a whole request (head and body) within read_timeout seconds
-    # of starting it; at most max_connections are open at once (fewer if the descriptor
-    # limit leaves less room)
-    read_timeout: float = 30.0
-    max_connections: int = 1000
-    # --http: MCP sessions open at once, in all, per tenant and per token; past a cap the
-    # least recently used session (of that token, that tenant, the largest tenant) ends
-    max_sessions: int = 10_000
-    sessions_per_tenant: int = 1000
-    sessions_per_token: int = 100
 
 
 def serve(settings: Settings) -> None:

@@ -3,15 +3,20 @@
 Only the sha256 of a token is stored (codesift.mcp_tokens); the loader manages its
 tenant's tokens under row-level security, acting as that tenant."""
 
+import hashlib
 import secrets
 from dataclasses import dataclass
 
 import psycopg
 
-from .mcp_server import token_hash
 from .tenants import use_tenant
 
 PREFIX = "csk_"
+
+
+def token_hash(token: str) -> str:
+    """What is stored of a token, and what the server looks a presented one up by."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 @dataclass

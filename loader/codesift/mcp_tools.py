@@ -25,7 +25,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from codesift_db.citations import citation, readings, shown, unsafe_path
 from codesift_db.ingest.languages import LANGUAGES, SYMBOL_KINDS, canonical
@@ -43,12 +43,12 @@ from pydantic import (
 )
 
 from . import db, version
-from .cli import visible
+from .console import visible
 from .outline import outline_lines
 from .references import callee_lines, caller_lines, reference_lines
 
 if TYPE_CHECKING:
-    from .mcp_server import Backend, Settings
+    from .mcp_settings import Settings
 
 DEFAULT_BUDGET = 4000
 # MCP clients refuse or truncate tool results much over ~25,000 tokens (Claude Code's
@@ -65,13 +65,21 @@ LANGUAGE_NAMES = tuple(lang.name for lang in LANGUAGES)
 LANGUAGE_ALIASES = tuple(a for lang in LANGUAGES for a in lang.aliases)
 
 
+class QueryBackend(Protocol):
+    """What the tools call on the server's databases (mcp_server.Backend)."""
+
+    async def query(self, tenant_id: int, sql: str, params: dict) -> tuple[list, list, list]:
+        """(column names, rows, notices) of one statement run as `tenant_id`."""
+        ...
+
+
 class ToolContext:
     """What the tools of one server share: its settings, the database, the tenant of the
     call being handled, and the ref that the tools taking a ref search when they name none
     (the repository's default; after sync_index of the worktree (stdio), that worktree's
     ref, so that edits show)."""
 
-    def __init__(self, settings: Settings, backend: Backend, tenant: Callable[[], int]):
+    def __init__(self, settings: Settings, backend: QueryBackend, tenant: Callable[[], int]):
         self.settings = settings
         self.backend = backend
         self.tenant = tenant

@@ -15,7 +15,7 @@ import psycopg
 from rich.text import Text
 
 from . import db
-from .cli import err, plain, visible
+from .console import err, plain, visible
 from .errors import CodesiftError
 from .tenants import use_tenant
 

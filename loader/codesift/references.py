@@ -8,7 +8,7 @@ Repository data is printed with its control characters made visible; notices and
 to standard error.
 """
 
-from .cli import err, plain, visible
+from .console import err, plain, visible
 from .outline import as_tenant
 
 REFS = (
