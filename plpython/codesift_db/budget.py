@@ -157,7 +157,7 @@ def unlimited() -> Budget:
 
 # Seconds one codesift.resolve_edges call may take before it stops deriving edges and
 # stores those it found: a bound for servers without a statement_timeout (its loops are
-# linear: 8,000 files of namesakes take 0.2 s).
+# linear: bench/results/resolve-edges.txt).
 RESOLVE_SECONDS = 30.0
 # How often a Ticker runs its statement: the delay before a cancel or a statement_timeout
 # ends a loop inside the server (a statement costs about a microsecond).

@@ -148,7 +148,7 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 -- Every table is read with `tenant_id = tenant` although row-level security
 -- already limits it to the session's tenant: equal to the policy's expression,
 -- it turns the policy's check into a one-time filter instead of one per row
--- (the exact scoring reads ~7,000 postings rows per query; 2 ms of ~15).
+-- (the exact scoring reads thousands of postings rows per query).
 
 create or replace function codesift._weight_bounds(
     terms text[], weights double precision[]
@@ -192,8 +192,8 @@ begin atomic
     select
         t.term,
         -- in double precision: with 0.5 as a numeric literal every step was numeric
-        -- arithmetic, 40 ms over the 5,700 rows of a query where the function is inlined
-        -- into a statement that evaluates it per row
+        -- arithmetic, slow where the function is inlined into a statement that evaluates
+        -- it per row
         ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5)) as idf,
         c.total_terms::double precision / greatest(c.docs, 1) as avgdl
     from codesift.corpus_stats as c

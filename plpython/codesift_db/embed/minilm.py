@@ -85,8 +85,8 @@ def model_path() -> str:
 #
 # OpenBLAS parallelises even tiny products, and each parallel call waits for all its threads.
 # When cores are oversubscribed (several PostgreSQL backends, a loader, anything else busy), a
-# 20x384x384 product then takes ~30 ms instead of ~1 ms, so a query embedding would take a
-# second. OpenBLAS >= 0.3.27 (numpy's wheels) has openblas_set_num_threads_local(), which sets
+# 20x384x384 product then waits many times its own work, and a query embedding with it.
+# OpenBLAS >= 0.3.27 (numpy's wheels) has openblas_set_num_threads_local(), which sets
 # the thread count for the calling thread only: every forward pass runs with one BLAS thread,
 # and encode() gets its parallelism from worker threads over batches instead.
 
