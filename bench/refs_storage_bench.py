@@ -33,7 +33,7 @@ TABLES = (
     "blobs",
     "code_symbols",
     "blob_imports",
-    "code_symbol_edges",
+    "file_edges",
     "symbol_terms",
     "blob_terms",
     "term_stats",

@@ -90,7 +90,7 @@ def extract_before(rev: str, folder: Path) -> Path:
 
 def edges(conn, repo: int) -> int:
     return conn.execute(
-        "select count(*) from codesift.code_symbol_edges where repository_id = %s"
+        "select count(*) from codesift.file_edges where repository_id = %s"
         " and relation <> 'co_change'",
         (repo,),
     ).fetchone()[0]

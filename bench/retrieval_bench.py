@@ -87,7 +87,7 @@ TABLES = [
     "symbol_terms",
     "blob_terms",
     "blob_imports",
-    "code_symbol_edges",
+    "file_edges",
 ]
 BENCH = "codesift_bench"  # helper schema inside the work database
 
@@ -206,7 +206,7 @@ def setup_helpers(conn, args) -> Scale:
         create table {BENCH}.base_files as
             select path from codesift.files where repository_id = {repo_id};
         create table {BENCH}.base_edges as
-            select id from codesift.code_symbol_edges where repository_id = {repo_id};
+            select id from codesift.file_edges where repository_id = {repo_id};
         create table {BENCH}.base_term_stats as
             select * from codesift.term_stats where tenant_id = {tenant};
         create table {BENCH}.base_corpus_stats as
@@ -296,7 +296,7 @@ def copy_statement(conn, table: str, sc: Scale) -> str:
     elif table in ("blob_terms", "blob_imports"):
         overrides = {"blob_sha": f"{BENCH}.copy_sha(x.blob_sha, g.n)"}
         where = f"x.tenant_id = {sc.tenant} and x.blob_sha in (select sha from {BENCH}.base_blobs)"
-    elif table == "code_symbol_edges":
+    elif table == "file_edges":
         overrides = {
             "source_path": f"{prefix} || x.source_path",
             "target_path": f"{prefix} || x.target_path",

@@ -422,11 +422,11 @@ where f.blob_sha is distinct from excluded.blob_sha or not f.live
 
 
 CO_CHANGE_DELETE = """
-delete from codesift.code_symbol_edges
+delete from codesift.file_edges
 where tenant_id = %s and repository_id = %s and relation = 'co_change'
 """
 CO_CHANGE_INSERT = """
-insert into codesift.code_symbol_edges (
+insert into codesift.file_edges (
     tenant_id, repository_id, source_path, target_path, relation, weight
 )
 select r.tenant_id, r.id, e.a, e.b, 'co_change', e.w

@@ -21,7 +21,7 @@ select r.id, r.name, r.ref, r.is_default, r.origin, r.indexed_commit, r.indexed_
     (select count(*) from codesift.files f
         join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
         where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live),
-    (select count(*) from codesift.code_symbol_edges e
+    (select count(*) from codesift.file_edges e
         where e.tenant_id = r.tenant_id and e.repository_id = r.id),
     (select count(*) from codesift.files f
         join codesift.code_symbols s on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha

@@ -221,7 +221,7 @@ limit $3
 # one hop in both directions from a frontier of paths of one repository
 EDGES = """
 select e.source_path, e.target_path, e.relation, e.names, e.line
-from codesift.code_symbol_edges e
+from codesift.file_edges e
 where e.tenant_id = $1 and e.repository_id = $2
     and (e.source_path = any($3) or e.target_path = any($3))
 order by e.source_path, e.target_path, e.line nulls last

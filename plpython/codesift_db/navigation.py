@@ -18,7 +18,7 @@ A path is accepted as the tools print it (citations.py, as related_files reads i
 'pkg/client.py', 'repo:pkg/client.py', a citation 'repo:pkg/client.py:10-20', or
 'repo/pkg/client.py'; a line range names the file, whose whole outline is returned.
 
-The map ranks files by PageRank over the ref's stored file edges (code_symbol_edges: an
+The map ranks files by PageRank over the ref's stored file edges (file_edges: an
 import or a reference passes rank from the importer to what it imports, a test to what it
 tests at KIND_WEIGHT, co-change both ways at KIND_WEIGHT; each times its stored weight), the
 walk's random jumps landing on code more than on tests and more than on docs and settings

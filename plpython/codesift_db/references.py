@@ -14,7 +14,7 @@ that file. Its uses are the stored references of its unqualified name in the liv
 the ref, each resolved against the definitions (Resolver):
 
 * 'resolved': the use is bound to the definition: through an import statement whose stored
-  edge (code_symbol_edges, at the statement's line) leads to the definition's file, directly,
+  edge (file_edges, at the statement's line) leads to the definition's file, directly,
   through a package's re-export (`from .impl import f` in __init__.py, `export {f} from`) or
   to a submodule (`import pkg` then `pkg.sub.f`); for Go to the definition's package (its
   folder), for Java to its class file; or without an import, in the definition's own file (a

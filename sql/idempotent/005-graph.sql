@@ -1,4 +1,4 @@
--- The graph walk: breadth first over files along the edges of code_symbol_edges (imports,
+-- The graph walk: breadth first over files along the edges of file_edges (imports,
 -- tests, references, co-change: those of the relations asked for), each file reached once (a
 -- walk over paths grows as fanout^depth: a small import clique makes it explode). In
 -- plpgsql, not sql: a SQL function's statements are planned again at every call,
@@ -121,14 +121,14 @@ begin
         cross join
             lateral (
                 select 1 as edge
-                from codesift.code_symbol_edges as e
+                from codesift.file_edges as e
                 where
                     e.tenant_id = _graph_walk.tenant
                     and e.repository_id = r.id and e.source_path = seed.path
                     and (_graph_walk.relations is null or e.relation = any(_graph_walk.relations))
                 union all
                 select 1
-                from codesift.code_symbol_edges as e
+                from codesift.file_edges as e
                 where
                     e.tenant_id = _graph_walk.tenant
                     and e.repository_id = r.id and e.target_path = seed.path
@@ -185,7 +185,7 @@ begin
                                 e1.id,
                                 e1.relation,
                                 e1.weight
-                            from codesift.code_symbol_edges as e1
+                            from codesift.file_edges as e1
                             where
                                 e1.tenant_id = _graph_walk.tenant
                                 and e1.repository_id = w.repository_id
@@ -196,7 +196,7 @@ begin
                                 e2.id,
                                 e2.relation,
                                 e2.weight
-                            from codesift.code_symbol_edges as e2
+                            from codesift.file_edges as e2
                             where
                                 e2.tenant_id = _graph_walk.tenant
                                 and e2.repository_id = w.repository_id

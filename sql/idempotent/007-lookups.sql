@@ -136,7 +136,7 @@ begin
             where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
         ),
         (
-            select count(*) from codesift.code_symbol_edges as e
+            select count(*) from codesift.file_edges as e
             where e.tenant_id = r.tenant_id and e.repository_id = r.id
         ),
         (

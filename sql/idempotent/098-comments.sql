@@ -140,11 +140,11 @@ comment on column codesift.code_symbols.token_count is 'Estimated tokens of the 
 comment on column codesift.code_symbols.name_key is
 'lower(name), a column so that a lookup by name uses its index under row-level security.';
 
--- blob_imports and code_symbol_edges
+-- blob_imports and file_edges
 
 comment on table codesift.blob_imports is
 'Import statements as written in a blob, extracted by the trigger; resolved per repository into '
-'code_symbol_edges.';
+'file_edges.';
 comment on column codesift.blob_imports.tenant_id is 'Owning tenant.';
 comment on column codesift.blob_imports.blob_sha is 'Blob holding the statement.';
 comment on column codesift.blob_imports.module is 'Module string as written (./utils, a.b.c, crate::x).';
@@ -173,28 +173,28 @@ comment on column codesift.code_references.qualifier is
 'expression; null for a bare name.';
 comment on column codesift.code_references.import_line is
 'Line of the import statement that binds the name, or the head of its qualifier (the line '
-'blob_imports and code_symbol_edges record); null when no import binds it.';
+'blob_imports and file_edges record); null when no import binds it.';
 comment on column codesift.blobs.references_extracted is
 'Whether the blob''s references were extracted: false for blobs stored before references '
 'existed, until codesift.backfill_references() extracts them.';
 
-comment on table codesift.code_symbol_edges is
+comment on table codesift.file_edges is
 'Edges between live files of one ref: resolved imports, a test to the code it tests and a '
 'use of an imported name to the file defining it (codesift.resolve_edges), files changed in '
 'the same commits (the loader, from git history). Imports of anything outside the repository '
 'are not edges.';
-comment on column codesift.code_symbol_edges.id is 'Edge id.';
-comment on column codesift.code_symbol_edges.tenant_id is 'Owning tenant.';
-comment on column codesift.code_symbol_edges.repository_id is 'Repository of both paths.';
-comment on column codesift.code_symbol_edges.source_path is 'Path of the importing file.';
-comment on column codesift.code_symbol_edges.target_path is 'Path of the imported file.';
-comment on column codesift.code_symbol_edges.relation is
+comment on column codesift.file_edges.id is 'Edge id.';
+comment on column codesift.file_edges.tenant_id is 'Owning tenant.';
+comment on column codesift.file_edges.repository_id is 'Repository of both paths.';
+comment on column codesift.file_edges.source_path is 'Path of the importing file.';
+comment on column codesift.file_edges.target_path is 'Path of the imported file.';
+comment on column codesift.file_edges.relation is
 'The kind of edge: an import statement''s (as blob_imports.relation), tests, references or '
 'co_change.';
-comment on column codesift.code_symbol_edges.weight is
+comment on column codesift.file_edges.weight is
 'Strength in (0, 1]: 1 for imports; the graph walk follows a file''s strongest edges first.';
-comment on column codesift.code_symbol_edges.names is 'Names imported, if any.';
-comment on column codesift.code_symbol_edges.line is 'Line of the statement in the source file.';
+comment on column codesift.file_edges.names is 'Names imported, if any.';
+comment on column codesift.file_edges.line is 'Line of the statement in the source file.';
 
 -- BM25 postings and statistics
 

@@ -56,7 +56,7 @@ def _index(dsn, root, tenant="acme"):
 def _edges(db, tenant: str) -> dict[tuple[str, str, str], float]:
     rows = db.execute(
         "select e.source_path, e.target_path, e.relation, e.weight"
-        " from codesift.code_symbol_edges e join codesift.tenants t on t.id = e.tenant_id"
+        " from codesift.file_edges e join codesift.tenants t on t.id = e.tenant_id"
         " where t.name = %s",
         (tenant,),
     ).fetchall()
@@ -151,7 +151,7 @@ def test_another_tenant_sees_no_edges_and_walks_none(db, dsn, shop, app_connect,
     other = make_repo({"x/ledger.py": "def ledger_append(entry):\n    return entry\n"}, "other")
     _index(dsn, other, tenant="globex")
     globex = app_connect(_tenant(db, "globex"))
-    assert globex.execute("select count(*) from codesift.code_symbol_edges").fetchone()[0] == 0
+    assert globex.execute("select count(*) from codesift.file_edges").fetchone()[0] == 0
     found = _explain(globex, "ledger_append ledger_balance entries")
     assert set(found) == {"x/ledger.py"}
     # the walk refuses another tenant's repository outright through the pipeline

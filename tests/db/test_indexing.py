@@ -141,7 +141,7 @@ def test_symbols_edges_and_lexemes_in_database(db, dsn, make_repo):
     assert ("App", "class", 6, 11) in rows
     assert ("App.greet", "method", 10, 11) in rows
     assert ("make_app", "function", 14, 15) in rows
-    edges = set(db.execute("select source_path, target_path from code_symbol_edges").fetchall())
+    edges = set(db.execute("select source_path, target_path from file_edges").fetchall())
     assert {
         ("pkg/app.py", "pkg/models.py"),
         ("pkg/app.py", "pkg/util.py"),
@@ -149,7 +149,7 @@ def test_symbols_edges_and_lexemes_in_database(db, dsn, make_repo):
         ("web/router.js", "web/lib/index.js"),
     } <= edges
     names = db.execute(
-        "select names from code_symbol_edges where target_path = 'pkg/models.py'"
+        "select names from file_edges where target_path = 'pkg/models.py'"
     ).fetchone()[0]
     assert names == ["User"]
     # identifier-aware lexemes: searchBlobs matches 'search', 'blobs' and 'searchblobs'

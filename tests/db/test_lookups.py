@@ -105,7 +105,7 @@ def test_related_files_names_each_edge_by_its_kind(indexed, db):
     """A test edge is 'tests' / 'tested by', a reference 'references' / 'referenced by', a
     co-change 'changes with' (both ways), never 'imports' or 'imported by'."""
     db.execute(
-        "insert into codesift.code_symbol_edges"
+        "insert into codesift.file_edges"
         " (tenant_id, repository_id, source_path, target_path, relation, weight)"
         " select tenant_id, id, s, t, k, 0.5 from codesift.repositories,"
         " (values ('pkg/client.py', 'pkg/__init__.py', 'references'),"

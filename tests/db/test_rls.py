@@ -13,7 +13,7 @@ TENANT_TABLES = [
     "files",
     "code_symbols",
     "blob_imports",
-    "code_symbol_edges",
+    "file_edges",
     "embeddings",
     "code_references",
 ]
@@ -50,7 +50,7 @@ def _seed(db, name: str) -> int:
         (tenant, sha),
     )
     db.execute(
-        "insert into code_symbol_edges"
+        "insert into file_edges"
         " (tenant_id, repository_id, source_path, target_path, relation)"
         " values (%s, %s, 'a.py', 'b.py', 'import')",
         (tenant, repo),

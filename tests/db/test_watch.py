@@ -51,7 +51,7 @@ def test_watched_edits_deletions_and_renames_reach_pack_context(
         assert not [r for r in ask("beta caller", "repo") if "def beta_caller" in r[1]]
         assert (
             db.execute(
-                "select count(*) from codesift.code_symbol_edges where source_path = 'pkg/b.py'"
+                "select count(*) from codesift.file_edges where source_path = 'pkg/b.py'"
             ).fetchone()[0]
             == 0
         ), "edges of a deleted file"

@@ -58,7 +58,7 @@ def test_forget_repository_leaves_what_others_use_and_exact_statistics(db, dsn, 
     after = counts(db, acme.id)
     assert after["repositories"] == 1
     assert after["files"] == len(OTHER)
-    assert after["code_symbol_edges"] == 1
+    assert after["file_edges"] == 1
     assert after["blobs"] == len(OTHER)
     assert (
         db.execute(

@@ -10,7 +10,7 @@ from tests.security.two_tenants import index_two_tenants
 
 def _edges(conn, tenant_id: int, repo_id: int) -> list[tuple]:
     return conn.execute(
-        "select source_path, target_path, relation, names, line from code_symbol_edges"
+        "select source_path, target_path, relation, names, line from file_edges"
         " where tenant_id = %s and repository_id = %s order by 1, 2, 5",
         (tenant_id, repo_id),
     ).fetchall()

@@ -36,12 +36,12 @@ def namesakes(dsn, make_repo):
 
 
 def test_namesakes_resolve_inside_a_statement_timeout(db, namesakes):
-    db.execute("delete from codesift.code_symbol_edges where repository_id = %s", (namesakes,))
+    db.execute("delete from codesift.file_edges where repository_id = %s", (namesakes,))
     db.execute(f"set statement_timeout = '{TIMEOUT}'")
     count = db.execute("select codesift.resolve_edges(%s)", (namesakes,)).fetchone()[0]
     db.execute("reset statement_timeout")
     edges = db.execute(
-        "select source_path, target_path from codesift.code_symbol_edges"
+        "select source_path, target_path from codesift.file_edges"
         " where repository_id = %s and relation = 'tests' order by 1",
         (namesakes,),
     ).fetchall()

@@ -92,7 +92,7 @@ def test_a_cannot_plant_rows_in_bs_repository(two, app_connect, db, dsn):
         )
     with pytest.raises(psycopg.errors.ForeignKeyViolation):
         conn.execute(
-            "insert into code_symbol_edges (tenant_id, repository_id, source_path, target_path,"
+            "insert into file_edges (tenant_id, repository_id, source_path, target_path,"
             " relation) values (%s, %s, 'app/session.py', 'app/secret_acme.py', 'import')",
             (acme.id, globex.repo_id),
         )
@@ -167,6 +167,7 @@ def test_migration_removes_rows_planted_across_tenants(db, two):
         Path(__file__).resolve().parents[2] / "sql" / "incremental" / "008-tenant-keys.sql"
     ).read_text()
     cleanup = migration.split("alter table", 1)[0]  # the deletes that precede the new keys
+    cleanup = cleanup.replace("codesift.code_symbol_edges", "codesift.file_edges")  # 022
     db.execute(cleanup)
     planted = db.execute("select count(*) from files where path = 'app/planted.py'").fetchone()
     assert planted[0] == 0

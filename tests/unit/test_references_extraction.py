@@ -176,7 +176,7 @@ def test_java_imports_static_imports_and_constructors():
     ],
 )
 def test_import_lines_are_the_lines_import_extraction_records(path, text, language):
-    """A use's import_line joins blob_imports and code_symbol_edges on their line."""
+    """A use's import_line joins blob_imports and file_edges on their line."""
     recorded = {i["line"] for i in import_extraction.extract_imports(path, text, language)}
     used = {r[5] for r in refs(path, text, language) if r[5] is not None}
     assert used and used <= recorded

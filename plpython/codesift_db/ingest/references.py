@@ -16,7 +16,7 @@ Each reference is {name, line, symbol, call, qualifier, import_line}:
   a dotted name ('x', 'a.b', 'self', 'this'), or '?' when the object is another expression
   (`f().g`, `a[0].g`);
 * `import_line`: the line of the import statement that binds the name (or the head of its
-  qualifier: `np` in `np.array`), the line blob_imports and code_symbol_edges record for
+  qualifier: `np` in `np.array`), the line blob_imports and file_edges record for
   that statement, so a lookup follows the statement's resolved edge to the file it
   imports; None when no import binds it. The names of an import statement itself
   (`from m import f`, `import {f} from './m'`, `import a.b.F;`) are uses bound to it.

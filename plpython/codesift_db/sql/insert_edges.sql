@@ -2,7 +2,7 @@
 -- column; $5: each edge's names as a JSON array; $8: each edge's weight. RETURNING makes
 -- Citus insert through INSERT statements on the shards, not COPY, which row-level security
 -- refuses.
-insert into codesift.code_symbol_edges (
+insert into codesift.file_edges (
     tenant_id, repository_id, source_path, target_path, relation, names, line, weight
 )
 select

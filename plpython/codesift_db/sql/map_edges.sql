@@ -6,7 +6,7 @@ select
     e.target_path,
     e.relation,
     e.weight
-from codesift.code_symbol_edges as e
+from codesift.file_edges as e
 where
     e.tenant_id = $1
     and e.repository_id = any($2)
