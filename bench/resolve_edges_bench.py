@@ -84,6 +84,8 @@ def extract_before(rev: str, folder: Path) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     for p in [folder, *folder.rglob("*")]:
+        if p.suffix in (".py", ".sql"):  # today's schema: the table was renamed by 022
+            p.write_text(p.read_text().replace("code_symbol_edges", "file_edges"))
         p.chmod(0o755 if p.is_dir() else 0o644)
     return folder / "plpython" / "codesift_db"
 
