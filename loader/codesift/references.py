@@ -71,28 +71,26 @@ def callee_lines(rows: list[tuple]) -> list[str]:
     return [visible(line) for line in out]
 
 
-def print_refs(name, repo, ref, path, limit, tenant) -> None:
+def _print(statement: str, args: tuple, tenant: str, render, nothing: str) -> None:
+    """Run one lookup as the tenant and print its rendered rows, or say it found nothing."""
     with as_tenant(tenant) as conn:
-        rows = conn.execute(REFS, (name, repo, ref, path, limit)).fetchall()
+        rows = conn.execute(statement, args).fetchall()
     if not rows:
-        err.print(plain(f"{name}: no use found"))
+        err.print(plain(nothing))
         return
-    print("\n".join(reference_lines(rows)))
+    print("\n".join(render(rows)))
+
+
+def print_refs(name, repo, ref, path, limit, tenant) -> None:
+    args = (name, repo, ref, path, limit)
+    _print(REFS, args, tenant, reference_lines, f"{name}: no use found")
 
 
 def print_callers(symbol, repo, ref, path, limit, tenant) -> None:
-    with as_tenant(tenant) as conn:
-        rows = conn.execute(CALLERS, (symbol, repo, ref, path, limit)).fetchall()
-    if not rows:
-        err.print(plain(f"{symbol}: no caller found"))
-        return
-    print("\n".join(caller_lines(rows)))
+    args = (symbol, repo, ref, path, limit)
+    _print(CALLERS, args, tenant, caller_lines, f"{symbol}: no caller found")
 
 
 def print_callees(symbol, repo, ref, path, limit, tenant) -> None:
-    with as_tenant(tenant) as conn:
-        rows = conn.execute(CALLEES, (symbol, repo, ref, path, limit)).fetchall()
-    if not rows:
-        err.print(plain(f"{symbol}: no call found"))
-        return
-    print("\n".join(callee_lines(rows)))
+    args = (symbol, repo, ref, path, limit)
+    _print(CALLEES, args, tenant, callee_lines, f"{symbol}: no call found")
