@@ -135,7 +135,7 @@ class Snapshots:
     against a new clone of the migrated template with a session folder for its repositories;
     every call then copies that database's codesift rows and sequences into the test's
     database (triggers off: the extraction already ran) and the repositories into
-    make_repo's folder (origins rewritten to the copies), and returns index's value. When
+    make_repo's folder (checkout paths rewritten to the copies), and returns index's value. When
     the test's database is not a fresh clone (the test indexed something first) it runs
     index(dsn, make_repo) there instead. index's value must not hold make_repo's paths:
     the copies have the same names in the test's folder.
@@ -216,8 +216,8 @@ class Snapshots:
             for repo in sorted(snap.folder.iterdir()):
                 shutil.copytree(repo, folder / repo.name, symlinks=True)
             dst.execute(
-                "update codesift.repositories set origin = %s || substr(origin, %s)"
-                " where starts_with(origin, %s)",
+                "update codesift.repositories set checkout_path = %s || substr(checkout_path, %s)"
+                " where starts_with(checkout_path, %s)",
                 (str(folder), len(str(snap.folder)) + 1, f"{snap.folder}/"),
             )
         return True

@@ -89,20 +89,20 @@ def ref_name(ref: str, worktree: bool) -> str:
 
 
 def ensure_repository(
-    conn: psycopg.Connection, tenant_id: int, name: str, origin: str, ref: str = "HEAD"
+    conn: psycopg.Connection, tenant_id: int, name: str, checkout_path: str, ref: str = "HEAD"
 ) -> int:
     """The id of the repository's indexed ref `ref`, created if missing; a repository's
     first ref is its default. Never waits on the row lock of a running loader (do
-    nothing, not do update: the origin is updated under the lock)."""
+    nothing, not do update: the checkout path is updated under the lock)."""
     find = "select id from codesift.repositories where tenant_id = %s and name = %s and ref = %s"
     for default in (True, False):  # a second loader may have created the default meanwhile
         with db.tenant_transaction(conn):
             row = conn.execute(
-                "insert into codesift.repositories (tenant_id, name, origin, ref, is_default)"
+                "insert into codesift.repositories (tenant_id, name, checkout_path, ref, is_default)"
                 " select %(t)s, %(n)s, %(o)s, %(r)s, %(d)s and not exists ("
                 "   select from codesift.repositories where tenant_id = %(t)s and name = %(n)s)"
                 " on conflict do nothing returning id",
-                {"t": tenant_id, "n": name, "o": origin, "r": ref, "d": default},
+                {"t": tenant_id, "n": name, "o": checkout_path, "r": ref, "d": default},
             ).fetchone()
         if row is None:
             with db.tenant_transaction(conn):
@@ -112,15 +112,15 @@ def ensure_repository(
     raise IndexingError(f"repository '{name}' is not visible to this role")
 
 
-def checkout_repository(conn: psycopg.Connection, tenant_id: int, origin: str) -> str | None:
-    """The name a checkout is already indexed under in the tenant, found by its origin (the
-    checkout's path, repositories.origin), or None: the repository indexed from it most
+def checkout_repository(conn: psycopg.Connection, tenant_id: int, checkout_path: str) -> str | None:
+    """The name a checkout is already indexed under in the tenant, found by its path
+    (repositories.checkout_path), or None: the repository indexed from it most
     recently when several were (the same checkout indexed again under another name)."""
     with db.tenant_transaction(conn):
         row = conn.execute(
-            "select name from codesift.repositories where tenant_id = %s and origin = %s"
+            "select name from codesift.repositories where tenant_id = %s and checkout_path = %s"
             " order by indexed_at desc nulls last, name limit 1",
-            (tenant_id, origin),
+            (tenant_id, checkout_path),
         ).fetchone()
     return row[0] if row else None
 
@@ -137,8 +137,8 @@ def indexed_name(conn: psycopg.Connection, tenant: str, path: str | Path) -> str
         tid = tenants.tenant_id(conn, tenant)
     except tenants.UnknownTenant:
         return None
-    origin = git.encode_name(str(root)).decode("utf-8", errors="replace")
-    return checkout_repository(conn, tid, origin)
+    checkout_path = git.encode_name(str(root)).decode("utf-8", errors="replace")
+    return checkout_repository(conn, tid, checkout_path)
 
 
 def make_default_ref(conn: psycopg.Connection, tenant_id: int, name: str, ref_id: int) -> None:
@@ -205,7 +205,7 @@ def _lock_repository(
     tenant_id: int,
     repo_id: int,
     name: str,
-    origin: str,
+    checkout_path: str,
     lock_timeout: float,
     show_progress: bool,
 ) -> psycopg.Connection:
@@ -252,9 +252,9 @@ def _lock_repository(
         if row.fetchone() is None:
             raise IndexingError(f"repository '{name}' was removed while starting to index it")
         lock.execute(
-            "update codesift.repositories set origin = %s"
-            " where tenant_id = %s and id = %s and origin is distinct from %s",
-            (origin, tenant_id, repo_id, origin),
+            "update codesift.repositories set checkout_path = %s"
+            " where tenant_id = %s and id = %s and checkout_path is distinct from %s",
+            (checkout_path, tenant_id, repo_id, checkout_path),
         )
     except BaseException:
         lock.close()
@@ -525,13 +525,13 @@ def index_repository(
     stored_ref = ref_name(ref, worktree)
     if _name_problem(stored_ref) or len(stored_ref) > MAX_REF_CHARS:
         raise IndexingError(f"the ref name {stored_ref[:80]!r} cannot be stored")
-    origin = git.encode_name(str(root)).decode("utf-8", errors="replace")
+    checkout_path = git.encode_name(str(root)).decode("utf-8", errors="replace")
     conn.autocommit = True
     tenant_id = ensure_tenant(conn, tenant)
     # a checkout indexed before keeps its name (a second copy under the folder's name
     # would mix into every search that names no repository)
-    name = name or checkout_repository(conn, tenant_id, origin) or root.name
-    repo_id = ensure_repository(conn, tenant_id, name, origin, stored_ref)
+    name = name or checkout_repository(conn, tenant_id, checkout_path) or root.name
+    repo_id = ensure_repository(conn, tenant_id, name, checkout_path, stored_ref)
     summary = IndexSummary(repository=name, commit=commit, ref=stored_ref)
     if not worktree and _indexed_commit(conn, tenant_id, repo_id) == (commit, False):
         summary.unchanged = True  # this ref is indexed at this commit: nothing to do
@@ -539,7 +539,9 @@ def index_repository(
             summary.embedded = embed_pending(conn, tenant_id, show_progress)
         return summary
 
-    lock = _lock_repository(conn, tenant_id, repo_id, name, origin, lock_timeout, show_progress)
+    lock = _lock_repository(
+        conn, tenant_id, repo_id, name, checkout_path, lock_timeout, show_progress
+    )
     try:
         entries = git.list_tree(root, commit)
         if worktree:

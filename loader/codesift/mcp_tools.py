@@ -367,7 +367,7 @@ class RepositoryRow(BaseModel):
     repository: str
     ref: str
     is_default: bool
-    origin: str | None
+    checkout_path: str | None
     indexed_commit: str | None
     indexed_at: str | None
     head_commit: str | None
@@ -933,10 +933,10 @@ async def repository_status(ctx: ToolContext, repo: str | None) -> tuple[list[di
     )
     found = [dict(zip(names, r, strict=True)) for r in rows]
     if ctx.settings.http:
-        # origin is the checkout's absolute path on the machine that indexed it: the stdio
-        # server's own user may see it, not every holder of a token
+        # checkout_path is the checkout's absolute path on the machine that indexed it: the
+        # stdio server's own user may see it, not every holder of a token
         for row in found:
-            row["origin"] = None
+            row["checkout_path"] = None
     return found, notices
 
 

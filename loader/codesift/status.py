@@ -14,7 +14,7 @@ from .tenants import use_tenant
 
 # one tenant's repositories ($tenant names it: the statement names the tenant everywhere)
 REPOSITORIES = """
-select r.id, r.name, r.ref, r.is_default, r.origin, r.indexed_commit, r.indexed_at,
+select r.id, r.name, r.ref, r.is_default, r.checkout_path, r.indexed_commit, r.indexed_at,
     r.indexed_worktree,
     (select count(*) from codesift.files f
         where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live),
@@ -77,7 +77,7 @@ class RepositoryStatus:
     name: str
     ref: str
     is_default: bool
-    origin: str | None
+    checkout_path: str | None
     indexed_commit: str | None
     indexed_at: datetime | None
     worktree: bool
@@ -96,15 +96,15 @@ class RepositoryStatus:
         return self.current_head != self.indexed_commit
 
 
-def _ref_head(origin: str | None, ref: str) -> str | None:
+def _ref_head(checkout_path: str | None, ref: str) -> str | None:
     """Where the ref points now in the checkout it was indexed from (None if unknown)."""
-    if not origin or not Path(origin).is_dir():
+    if not checkout_path or not Path(checkout_path).is_dir():
         return None
     committed = ref.removesuffix(":worktree")
     if committed == "HEAD":
-        return git.head_commit(Path(origin))
+        return git.head_commit(Path(checkout_path))
     try:
-        return git.resolve_commit(Path(origin), committed)
+        return git.resolve_commit(Path(checkout_path), committed)
     except CodesiftError:
         return None
 
@@ -131,9 +131,9 @@ def repository_status(
         with db.tenant_transaction(conn):
             rows = conn.execute(REPOSITORIES, {"model": model, "tenant": tenant_id}).fetchall()
         for row in rows:
-            repo_id, name, ref, default, origin, commit, at, worktree = row[:8]
+            repo_id, name, ref, default, checkout_path, commit, at, worktree = row[:8]
             files, symbols, edges, backlog, refused = row[8:]
-            head = _ref_head(origin, ref)
+            head = _ref_head(checkout_path, ref)
             if head and commit and head != commit:
                 # remembered, so that pack_context can warn every client that this index is behind
                 with db.tenant_transaction(conn):
@@ -148,7 +148,7 @@ def repository_status(
                     name,
                     ref,
                     default,
-                    origin,
+                    checkout_path,
                     commit,
                     at,
                     worktree,

@@ -93,7 +93,7 @@ comment on function codesift.related_files(text, text, integer, integer, text) i
 -- what is behind.
 create or replace function codesift.repository_status(repo text default null)
 returns table (
-    repository text, ref text, is_default boolean, origin text, indexed_commit text, indexed_at timestamptz,
+    repository text, ref text, is_default boolean, checkout_path text, indexed_commit text, indexed_at timestamptz,
     head_commit text, head_seen_at timestamptz, stale boolean, worktree boolean,
     live_files bigint, symbols bigint, edges bigint, embedding_backlog bigint,
     embedding_refused bigint
@@ -117,7 +117,7 @@ begin
         r.name,
         r.ref,
         r.is_default,
-        r.origin,
+        r.checkout_path,
         r.indexed_commit,
         r.indexed_at,
         coalesce(r.head_commit, r.indexed_commit),
@@ -177,7 +177,7 @@ $$;
 
 comment on function codesift.repository_status(text) is
 'Per indexed ref of each repository of the session''s tenant (or only repo), the default ref '
-'first: origin, indexed commit and time, the '
+'first: checkout path, indexed commit and time, the '
 'head the loader last saw and whether the index is stale, live files, symbols, import edges '
 'and the embedding backlog (symbols and files without a vector from the active model), of '
 'which embedding_refused the embedding endpoint refused (codesift status lists them).';

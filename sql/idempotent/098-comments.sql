@@ -54,7 +54,7 @@ comment on table codesift.repositories is
 comment on column codesift.repositories.id is 'Repository id.';
 comment on column codesift.repositories.tenant_id is 'Owning tenant.';
 comment on column codesift.repositories.name is 'Name, unique per tenant (codesift index --name).';
-comment on column codesift.repositories.origin is 'Path of the checkout it was last indexed from.';
+comment on column codesift.repositories.checkout_path is 'Path of the checkout it was last indexed from.';
 comment on column codesift.repositories.indexed_commit is 'Commit SHA of the indexed tree.';
 comment on column codesift.repositories.indexed_at is 'When the tree was last recorded.';
 comment on column codesift.repositories.head_commit is

@@ -1,6 +1,6 @@
 """A checkout indexed under a name keeps it: indexing it again without a name (codesift
 index, watch, the hooks, the MCP tool sync_index) finds its repository by the checkout's
-path (repositories.origin) instead of adding a copy under the folder's name."""
+path (repositories.checkout_path) instead of adding a copy under the folder's name."""
 
 import subprocess
 

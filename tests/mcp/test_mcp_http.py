@@ -160,13 +160,13 @@ def test_another_tenants_ref_is_unknown_and_hostile_refs_fail_cleanly(dsn, two):
 
 
 def test_list_repositories_over_http_shows_no_checkout_path(dsn, two):
-    """A repository's origin is the absolute path of the checkout on the machine that
+    """A repository's checkout_path is the absolute path of the checkout on the machine that
     indexed it: a token holder learns it from neither the tool nor the resources (the stdio
     server's user does: test_mcp_stdio)."""
     _, tokens = two
     with psycopg.connect(dsn) as conn:
-        origins = [r[0] for r in conn.execute("select origin from codesift.repositories")]
-    assert origins and all(o.startswith("/") for o in origins)  # what must not be sent
+        paths = [r[0] for r in conn.execute("select checkout_path from codesift.repositories")]
+    assert paths and all(o.startswith("/") for o in paths)  # what must not be sent
 
     async def run(url):
         async with http_session(url, tokens["acme"]) as s:
@@ -179,11 +179,11 @@ def test_list_repositories_over_http_shows_no_checkout_path(dsn, two):
         tool, every, one = asyncio.run(run(url))
     assert not tool.is_error, text_of(tool)
     rows = tool.structured_content["rows"]
-    assert [(r["repository"], r["origin"]) for r in rows] == [("shared", None)]
-    assert [r["origin"] for r in json.loads(every)] == [None]
-    assert json.loads(one)["origin"] is None
+    assert [(r["repository"], r["checkout_path"]) for r in rows] == [("shared", None)]
+    assert [r["checkout_path"] for r in json.loads(every)] == [None]
+    assert json.loads(one)["checkout_path"] is None
     said = text_of(tool) + json.dumps(tool.structured_content) + every + one
-    for origin in origins:
-        assert origin not in said
+    for path in paths:
+        assert path not in said
     # no absolute path at all: no JSON string value starts with '/'
     assert '"/' not in json.dumps(tool.structured_content) + every + one

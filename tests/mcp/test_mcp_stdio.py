@@ -129,7 +129,7 @@ def test_every_tool_answers_with_citations(dsn, shop):
     repos = out["repos"].structured_content["rows"]
     assert [(r["repository"], r["stale"]) for r in repos] == [("shop", False)]
     # the stdio server's user indexed the checkout: they see where it is
-    assert [Path(r["origin"]).resolve() for r in repos] == [shop.resolve()]
+    assert [Path(r["checkout_path"]).resolve() for r in repos] == [shop.resolve()]
 
     uris = {str(r.uri) for r in out["resources"]}
     assert "codesift://repositories" in uris
