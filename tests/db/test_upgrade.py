@@ -1,5 +1,5 @@
 """An upgrade equals a fresh install: a database migrated with an earlier version's
-migrations (the first commit's sql/, and release 0.1.0's, tag v0.1.0) and then with this
+migrations (the first commit's sql/, and each release's: tags v0.1.0, v0.2.0) and then with this
 checkout's has the same SQL surface (tests/surface.py) as one migrated with this
 checkout's alone."""
 
@@ -14,7 +14,11 @@ from tests.db.test_surface import load_surface, surface_diff
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_RELEASE = "3eb25f4"  # the first commit: two incremental migrations
-RELEASE_0_1_0 = "9122df86692b7d148b0525f710bbf882d9548201"  # tag v0.1.0
+# tag -> (commit, its incremental migrations)
+RELEASES = {
+    "v0.1.0": ("9122df86692b7d148b0525f710bbf882d9548201", 7),
+    "v0.2.0": ("03afeb2c17c798b7d136d7d70926ce0ec66d95b8", 20),
+}
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
@@ -50,7 +54,11 @@ def _assert_upgrade_equals_fresh_install(old_sql: Path, since: str, blank, db) -
     assert "incremental/001-schema.sql" in first.applied
     upgrade = migrate(blank)
     assert "incremental/001-schema.sql" not in upgrade.applied
-    assert upgrade.applied, "the upgrade applied nothing"
+    pending = {p.name for p in (ROOT / "sql/incremental").glob("*.sql")} - {
+        p.name for p in (old_sql / "incremental").glob("*.sql")
+    }
+    applied = sorted(name for name in upgrade.applied if name.startswith("incremental/"))
+    assert applied == sorted(f"incremental/{name}" for name in pending)
 
     surface = load_surface()
     fresh = surface.dump(db)
@@ -72,15 +80,19 @@ def test_upgrade_from_the_first_release_equals_a_fresh_install(blank_postgresql,
     _assert_upgrade_equals_fresh_install(old_sql, FIRST_RELEASE, blank_postgresql, db)
 
 
-def test_upgrade_from_release_0_1_0_equals_a_fresh_install(blank_postgresql, db, tmp_path):
-    old_sql = sql_at(RELEASE_0_1_0, tmp_path)
-    assert len(list((old_sql / "incremental").glob("*.sql"))) == 7
-    _assert_upgrade_equals_fresh_install(old_sql, "v0.1.0", blank_postgresql, db)
+@pytest.mark.parametrize("tag", sorted(RELEASES))
+def test_upgrade_from_a_release_equals_a_fresh_install(tag, blank_postgresql, db, tmp_path):
+    commit, incremental = RELEASES[tag]
+    old_sql = sql_at(commit, tmp_path)
+    assert len(list((old_sql / "incremental").glob("*.sql"))) == incremental
+    _assert_upgrade_equals_fresh_install(old_sql, tag, blank_postgresql, db)
 
 
-def test_the_release_tag_names_the_release_commit():
-    """Where the checkout has its tags, v0.1.0 is the commit the upgrade test starts from."""
-    tagged = _git("rev-parse", "--verify", "--quiet", "v0.1.0^{commit}")
+@pytest.mark.parametrize("tag", sorted(RELEASES))
+def test_the_release_tag_names_the_release_commit(tag):
+    """Where the checkout has its tags, each release tag is the commit its upgrade test
+    starts from."""
+    tagged = _git("rev-parse", "--verify", "--quiet", f"{tag}^{{commit}}")
     if tagged.returncode != 0:
         pytest.skip("this clone has no tags (CI clones the branch alone)")
-    assert tagged.stdout.decode().strip() == RELEASE_0_1_0
+    assert tagged.stdout.decode().strip() == RELEASES[tag][0]
