@@ -356,6 +356,43 @@ def _print_refused(rows) -> None:
         out.print(plain(line), soft_wrap=True)
 
 
+# what `codesift mcp --http` and `codesift worker` tell an operator (observability.py)
+MetricsPort = Annotated[
+    int | None,
+    typer.Option(
+        help="Serve Prometheus metrics at http://METRICS-HOST:PORT/metrics, a port apart "
+        "from any other (default: not served).",
+        min=1,
+        max=65535,
+    ),
+]
+MetricsHost = Annotated[
+    str,
+    typer.Option(
+        help="The address of --metrics-port: loopback by default; any other needs "
+        "CODESIFT_METRICS_TOKEN set, a secret scrapers send as 'Authorization: Bearer <token>' "
+        "(with it set, loopback scrapers must send it too).",
+    ),
+]
+ShutdownGrace = Annotated[
+    float,
+    typer.Option(
+        help="On SIGTERM or Ctrl-C: seconds the work in flight is given to finish before it "
+        "is abandoned.",
+        min=0,
+        max=3600,
+    ),
+]
+
+
+def _check_metrics(port: int | None, host: str) -> None:
+    """Refuse a metrics address that would show the metrics to anyone, before starting."""
+    if port is not None:
+        from .observability import metrics_token
+
+        metrics_token(host)
+
+
 @app.command()
 def worker(
     once: Annotated[
@@ -374,6 +411,9 @@ def worker(
             min=0.1,
         ),
     ] = 30.0,
+    metrics_port: MetricsPort = None,
+    metrics_host: MetricsHost = "127.0.0.1",
+    shutdown_grace: ShutdownGrace = 30.0,
 ) -> None:
     """Embed every tenant's backlog in the background: claims batches from the queue in the
     database (any number of workers, on any machines, share it), sleeps until `codesift
@@ -382,22 +422,35 @@ def worker(
     requests per batch: CODESIFT_EMBED_BACKOFF, CODESIFT_EMBED_BACKOFF_MAX,
     CODESIFT_EMBED_TRIES); a text the endpoint refuses is set aside with its error
     (codesift status lists it).
-    Stop with Ctrl-C or SIGTERM; a batch in flight is rolled back and embedded again by
-    the next claim."""
-    import signal
+    Stop with Ctrl-C or SIGTERM: a batch in flight is finished (within --shutdown-grace
+    seconds; past them, or on a second signal, it is rolled back whole and embedded again
+    by the next claim), then the worker exits."""
+    import os
 
-    from .worker import WorkerOptions, run
+    from .worker import Shutdown, Stopped, WorkerOptions, run
+    from .worker_metrics import WorkerMetrics
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt
+    _check_metrics(metrics_port, metrics_host)
+    metrics = WorkerMetrics()
+    if metrics_port is not None:
+        from .observability import metrics_token, serve_metrics
 
-    signal.signal(signal.SIGTERM, stop)
+        serve_metrics(metrics.registry, metrics_host, metrics_port, metrics_token(metrics_host))
+        err.print(plain(f"worker metrics on http://{metrics_host}:{metrics_port}/metrics"))
+    # a signal handler's line: written at once, not through rich (which takes a lock)
+    shutdown = Shutdown(shutdown_grace, say=lambda text: os.write(2, f"{text}\n".encode()))
+    shutdown.install()
 
     def log(line: str) -> None:
         err.print(plain(line))
 
+    options = WorkerOptions(once=once, poll_seconds=poll, log=log, metrics=metrics)
+    options.shutdown = shutdown
     try:
-        totals = run(WorkerOptions(once=once, poll_seconds=poll, log=log))
+        totals = run(options)
+    except Stopped:
+        err.print("worker stopped after its batch")
+        return
     except KeyboardInterrupt:
         err.print("worker stopped")
         return
@@ -718,6 +771,18 @@ def mcp(
             min=1,
         ),
     ] = 100,
+    metrics_port: MetricsPort = None,
+    metrics_host: MetricsHost = "127.0.0.1",
+    log_queries: Annotated[
+        bool,
+        typer.Option(
+            "--log-queries",
+            help="--http: the request log (JSON lines on stderr) also holds each tool call's "
+            "arguments, a question's text among them; off by default, as they may be "
+            "confidential.",
+        ),
+    ] = False,
+    shutdown_grace: ShutdownGrace = 30.0,
     repo_path: Annotated[
         str | None,
         typer.Option(help="stdio: the checkout sync_index re-indexes (default: the cwd)."),
@@ -741,8 +806,44 @@ def mcp(
             "sync_index still use --dsn, the primary (default: --dsn for everything).",
         ),
     ] = None,
+    oidc_issuer: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CODESIFT_OIDC_ISSUER",
+            help="--http: also accept JWTs signed by this OpenID Connect issuer (an https URL; "
+            "its keys are found through /.well-known/openid-configuration).",
+        ),
+    ] = None,
+    oidc_audience: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CODESIFT_OIDC_AUDIENCE",
+            help="--http, with --oidc-issuer: the audience (aud) the JWTs must be issued for.",
+        ),
+    ] = None,
+    oidc_tenant_claim: Annotated[
+        str,
+        typer.Option(
+            envvar="CODESIFT_OIDC_TENANT_CLAIM",
+            help="--http, with --oidc-issuer: the JWT claim that names the tenant.",
+        ),
+    ] = "codesift_tenant",
 ) -> None:
     """Serve codesift to coding agents over MCP (stdio by default, or Streamable HTTP)."""
+    if metrics_port is not None and not http:
+        raise CodesiftError("--metrics-port is for --http (and for codesift worker)")
+    _check_metrics(metrics_port, metrics_host)
+    if oidc_issuer or oidc_audience:
+        from .oidc import check_issuer
+
+        if not http or not oidc_issuer or not oidc_audience:
+            raise CodesiftError("--oidc-issuer and --oidc-audience go together, with --http")
+        try:
+            check_issuer(oidc_issuer)
+        except ValueError as exc:
+            raise CodesiftError(f"--oidc-issuer: {exc}") from None
+        if not oidc_tenant_claim.strip():
+            raise CodesiftError("--oidc-tenant-claim must not be empty")
     # mcp_start, not mcp_server: a stdio client's initialize is answered before the SDK loads
     from .mcp_start import Settings, serve
 
@@ -760,9 +861,16 @@ def mcp(
         max_sessions=max_sessions,
         sessions_per_tenant=sessions_per_tenant,
         sessions_per_token=sessions_per_token,
+        metrics_host=metrics_host,
+        metrics_port=metrics_port,
+        log_queries=log_queries,
+        shutdown_grace=shutdown_grace,
         repo_path=repo_path,
         repo_name=repo_name,
         tenant_name=tenant,
+        oidc_issuer=oidc_issuer or None,
+        oidc_audience=oidc_audience or None,
+        oidc_tenant_claim=oidc_tenant_claim,
     )
     if not http:
         # the tenant is looked up on the first tool call: the server starts, and says per

@@ -4,8 +4,8 @@ No retrieval logic lives here: every tool (mcp_tools.TOOLS, registered by build_
 one call of a stored function (pack_context, find_symbol, related_files, explain_context,
 repository_status) made as the application role with the tenant set for that call's
 transaction only, so psql, a driver, a BI tool and an agent get the same answers. This
-module is the transport: the database pools, the tenant of each call, and over HTTP the
-tokens and the limits on connections and sessions.
+module is the transport: the tenant of each call, and over HTTP the tokens and the limits
+on connections and sessions (the database pools are mcp_backend's).
 
 * stdio (default): one tenant, named by --tenant / CODESIFT_TENANT; the way local
   agents (Claude Code, Cursor, VS Code, Codex, Continue) launch servers.
@@ -35,16 +35,17 @@ import contextvars
 import functools
 import json
 import logging
+import math
 import os
 import re
 import resource
+import signal
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, cast
 
-import psycopg
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
@@ -52,13 +53,14 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import CallToolResult, TextContent
-from psycopg.sql import SQL, Literal
 from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from . import db, tenants
-from .errors import CodesiftError
+from . import oidc
+from .mcp_backend import Backend
+from .mcp_observability import Observed, Observer, Readiness, ServerMetrics, note_failure
+from .mcp_observability import note_tenant as noting_tenant
 from .mcp_settings import INSTRUCTIONS, NAME, Settings
 from .mcp_tokens import token_hash
 from .mcp_tools import (
@@ -70,16 +72,11 @@ from .mcp_tools import (
     repository_status,
 )
 
-APP_ROLE = "codesift_app"
 MAX_BODY_BYTES = 1 << 20  # one HTTP request's body
 TOKEN_TTL = 5.0  # seconds a live token's tenant is remembered (a revocation waits this long)
 # --http: descriptors kept free for stdio, the listening socket, the event loop, logging and
 # imported modules, beside the database pools (connection_cap)
 FD_RESERVE = 64
-# a connection attempt taking longer than this many seconds counts as the database being
-# unreachable; a call waits this long for a free pooled connection
-CONNECT_TIMEOUT = 5
-POOL_TIMEOUT = 30.0
 MCP_PATH = "/mcp"
 # RFC 9728: the protected resource's metadata (also served at WELL_KNOWN + MCP_PATH, where
 # the RFC's rule for the resource <base>/mcp puts it)
@@ -90,11 +87,6 @@ TOKEN_HELP = (
     "it prints as 'Authorization: Bearer <token>'"
 )
 
-if TYPE_CHECKING:
-    from psycopg_pool import AsyncConnectionPool
-
-T = TypeVar("T")
-
 _log = logging.getLogger("codesift.mcp")
 
 # the tenant of the request being handled (set per request by tenant_middleware)
@@ -103,263 +95,22 @@ _request_tenant: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 )
 
 
-class Unreachable(ToolError):
-    """The database cannot be reached: a tool's answer says so (the SDK's ToolError)."""
-
-
-def _reason(exc: Exception) -> str:
-    """Why a connection failed, in libpq's words, on one line."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    for prefix in ("connection failed: ", "connection is bad: "):
-        text = text.removeprefix(prefix)
-    return text
-
-
-class Database:
-    """One database (the primary; the replica the query tools read, if one is given) behind
-    a psycopg_pool of application-role connections, made on first use: a stdio server
-    touches no database before a tool runs.
-
-    A connection attempt that fails or a connection that breaks makes it `down`: every call
-    then tries one connection of its own first, and while that fails is answered at once
-    that the database is unreachable (a pool would keep the call waiting through its own
-    backed-off retries). Once that connection succeeds, the pool is made anew (the old
-    one's connections died with the server) and the server goes on, without a restart."""
-
-    def __init__(self, settings: Settings, dsn: str, name: str, variable: str):
-        self.settings = settings
-        self.dsn = dsn
-        self.name = name
-        self.variable = variable  # where the user sets the DSN, for the error message
-        self.pool: AsyncConnectionPool | None = None
-        self.down: str | None = None  # why the last attempt failed
-        self._lock = asyncio.Lock()
-
-    def unreachable(self, reason: str) -> Unreachable:
-        if self.settings.http:
-            # a tenant holding a token learns nothing of the server's infrastructure
-            return Unreachable("database unreachable: try again later")
-        return Unreachable(f"database unreachable ({reason}): start it or check {self.variable}")
-
-    def lost(self, reason: str) -> None:
-        if self.down is None and self.settings.http:
-            _log.warning("codesift: database %s unreachable: %s", self.name, reason)
-        self.down = reason
-
-    async def probe(self) -> None:
-        """Raise Unreachable unless a connection to the database can be made now."""
-        try:
-            conn = await psycopg.AsyncConnection.connect(
-                self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT
-            )
-        except psycopg.Error as exc:  # refused, timed out, refused us, a malformed DSN
-            self.lost(_reason(exc))
-            raise self.unreachable(_reason(exc)) from None
-        await conn.close()
-
-    async def ready(self) -> AsyncConnectionPool:
-        """The pool, made now if there is none or the database was down (Unreachable while
-        it still is)."""
-        async with self._lock:
-            if self.pool is None or self.down is not None:
-                # the old pool's connections died with the server, and it would go on
-                # trying to replace them in the background
-                old, self.pool = self.pool, None
-                if old is not None:
-                    await old.close(timeout=1)
-                await self.probe()
-                from psycopg_pool import PoolTimeout
-
-                pool = self._make_pool()
-                try:
-                    await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
-                except PoolTimeout:  # it went away again (the pool is closed)
-                    reason = f"no connection within {CONNECT_TIMEOUT} s"
-                    self.lost(reason)
-                    raise self.unreachable(reason) from None
-                if self.down is not None and self.settings.http:
-                    _log.warning("codesift: database %s reachable again", self.name)
-                self.pool, self.down = pool, None
-            return self.pool
-
-    def _make_pool(self) -> AsyncConnectionPool:
-        from psycopg_pool import AsyncConnectionPool
-
-        return AsyncConnectionPool(
-            self.dsn,
-            min_size=self.settings.pool_min,
-            max_size=self.settings.pool_max,
-            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-            configure=self._configure,
-            reset=self._reset,
-            open=False,
-            name=self.name,
-            timeout=POOL_TIMEOUT,
-        )
-
-    @staticmethod
-    async def _configure(conn: psycopg.AsyncConnection) -> None:
-        # a superuser DSN (the embedded database's) acts as the application role, under
-        # row-level security like any application; other roles are used as they are
-        cur = await conn.execute("select current_setting('is_superuser') = 'on'")
-        row = await cur.fetchone()
-        if row is not None and row[0]:
-            await conn.execute(f"set role {APP_ROLE}")
-        await conn.execute("set search_path = codesift, public")
-
-    @staticmethod
-    async def _reset(conn: psycopg.AsyncConnection) -> None:
-        # SET LOCAL ends with its transaction, and the pool rolls back a
-        # connection returned inside one; a connection that is not idle is not reused
-        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            raise psycopg.OperationalError("connection returned inside a transaction")
-
-    async def run(self, work: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
-        """`work` on a pooled connection. When the connection breaks (the server went away,
-        or only this connection did), once more on a new pool if the database answers a
-        new connection, else Unreachable; a database error that leaves the connection
-        usable is raised as it is."""
-        from psycopg_pool import PoolTimeout
-
-        reason = ""
-        for _ in range(2):
-            pool = await self.ready()
-            try:
-                async with pool.connection() as conn:
-                    try:
-                        return await work(conn)
-                    except psycopg.Error as exc:
-                        if not conn.closed:
-                            raise
-                        reason = _reason(exc)
-            except PoolTimeout:
-                # every connection busy, or none could be made: a connection of our own says
-                await self.probe()
-                raise ToolError(
-                    f"the database is busy: no connection was free within {POOL_TIMEOUT:.0f} s;"
-                    " try again"
-                ) from None
-            self.lost(reason)
-        raise self.unreachable(reason)
-
-    async def close(self) -> None:
-        if self.pool is not None:
-            await self.pool.close()
-
-
-class Backend:
-    """The databases of the server; each call is one transaction on a pooled connection that
-    sets the tenant with SET LOCAL, i.e. for that transaction only."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        self.primary = Database(settings, settings.dsn, "codesift-mcp", "CODESIFT_DSN")
-        # the query tools read from a replica when one is given; token_tenant writes (its
-        # last-used stamp), so tokens are always checked on the primary
-        self.reader = (
-            Database(settings, settings.read_dsn, "codesift-mcp-read", "CODESIFT_READ_DSN")
-            if settings.read_dsn
-            else self.primary
-        )
-
-    @property
-    def pool(self) -> AsyncConnectionPool:
-        """The primary's pool (open() first)."""
-        assert self.primary.pool is not None, "Backend.open() first"
-        return self.primary.pool
-
-    async def open(self) -> None:
-        """Make the pools now (Unreachable if a database is down); a stdio server does not,
-        its first tool call does."""
-        await self.primary.ready()
-        if self.reader is not self.primary:
-            await self.reader.ready()
-
-    async def close(self) -> None:
-        if self.reader is not self.primary:
-            await self.reader.close()
-        await self.primary.close()
-
-    async def ready(self, writes: bool = False) -> None:
-        """Before a tool runs: over stdio, the tenant, looked up on the first call (so that
-        the server starts and answers without its database). A tool that `writes`
-        (sync_index) connects by itself, as the loader, and makes its tenant if missing:
-        for it, only whether the primary answers now."""
-        settings = self.settings
-        if writes:
-            await self.primary.probe()
-        elif not settings.http and settings.tenant_id is None:
-            import anyio
-
-            await self.primary.probe()
-            try:
-                settings.tenant_id = await anyio.to_thread.run_sync(
-                    resolve_tenant, settings.dsn, settings.tenant_name or "default"
-                )
-            except CodesiftError as exc:
-                raise ToolError(str(exc)) from None
-
-    async def tenant_of_token(self, token: str) -> int | None:
-        async def lookup(conn: psycopg.AsyncConnection) -> int | None:
-            cur = await conn.execute("select codesift.token_tenant(%s)", (token_hash(token),))
-            row = await cur.fetchone()
-            return row[0] if row else None
-
-        return await self.primary.run(lookup)
-
-    async def query(self, tenant_id: int, sql: str, params: dict) -> tuple[list, list, list]:
-        """(column names, rows, notices) of one statement run as `tenant_id`."""
-        notices: list[str] = []
-
-        def on_notice(diag: psycopg.errors.Diagnostic) -> None:
-            notices.append(diag.message_primary or "")
-
-        async def statement(conn: psycopg.AsyncConnection) -> tuple[list, list]:
-            notices.clear()
-            conn.add_notice_handler(on_notice)
-            try:
-                # one network round trip: begin, the tenant for this transaction only, the
-                # statement and commit go out together (pipeline mode)
-                async with conn.pipeline(), conn.transaction():
-                    # SET LOCAL, not set_config(): on a Citus coordinator only a SET LOCAL
-                    # reaches the workers (citus.propagate_set_commands = 'local')
-                    await conn.execute(
-                        SQL("set local app.current_tenant_id = {}").format(
-                            Literal(str(int(tenant_id)))
-                        )
-                    )
-                    cur = await conn.execute(sql, params)
-                rows = await cur.fetchall()
-                return [c.name for c in cur.description or []], rows
-            finally:
-                conn.remove_notice_handler(on_notice)
-
-        try:
-            names, rows = await self.reader.run(statement)
-        except psycopg.Error as exc:
-            raise ToolError(_db_message(exc)) from None
-        return names, rows, notices
-
-
-def _db_message(exc: psycopg.Error) -> str:
-    diag = exc.diag
-    message = diag.message_primary or type(exc).__name__
-    if diag.message_hint:
-        message += f" (hint: {diag.message_hint})"
-    return message
-
-
 class TokenVerifier:
     """Bearer tokens -> tenant, looked up in the database by sha256. A live token is
     remembered for TOKEN_TTL seconds (so a revocation takes effect within that); an unknown
     or revoked one is asked about again every time."""
 
-    def __init__(self, backend: Backend, ttl: float = TOKEN_TTL):
+    def __init__(
+        self, backend: Backend, ttl: float = TOKEN_TTL, jwts: oidc.OidcVerifier | None = None
+    ):
         self.backend = backend
         self.ttl = ttl
+        self.jwts = jwts  # --oidc-issuer: JWTs of that issuer too
         self._live: dict[str, tuple[int, float]] = {}  # sha256 -> (tenant, until)
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        if self.jwts is not None and oidc.looks_like_jwt(token):
+            return await self._verify_jwt(token, self.jwts)
         if not token or len(token) > 200:
             return None
         digest = token_hash(token)
@@ -384,6 +135,28 @@ class TokenVerifier:
             claims={"tenant_id": tenant},
         )
 
+    async def _verify_jwt(self, token: str, jwts: oidc.OidcVerifier) -> AccessToken | None:
+        """An OpenID Connect token (oidc.py), its tenant looked up by name (remembered as a
+        live token's is; an unknown tenant is refused)."""
+        identity = await jwts.verify(token)
+        if identity is None:
+            return None
+        key, now = "tenant:" + identity.tenant, time.monotonic()  # no sha256 looks like it
+        cached = self._live.get(key)
+        if cached is None or cached[1] <= now:
+            found = await self.backend.tenant_named(identity.tenant)
+            if found is None:
+                return None
+            if len(self._live) > 10_000:
+                self._live.clear()
+            cached = self._live[key] = (found, now + self.ttl)
+        return AccessToken(
+            token=token,
+            client_id=oidc.client_id(identity),
+            scopes=[],
+            claims={"tenant_id": cached[0]},
+        )
+
 
 def _tenant(settings: Settings) -> int:
     tenant = _request_tenant.get() if settings.http else settings.tenant_id
@@ -402,13 +175,27 @@ class CodesiftServer(ToolServer):
     answered with a tool error saying so."""
 
     backend: Backend
+    observer: Observer | None = None  # over HTTP: the request log and metrics
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self.observer is None:
+            return await self._call_tool(name, arguments, context)
+        with self.observer.tool_call(name, _request_tenant.get(), arguments) as call:
+            result = await self._call_tool(name, arguments, context)
+            if getattr(result, "is_error", False):
+                call.fail(None)
+            return result
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         try:
             await self.backend.ready(writes=name in _WRITING)
         except ToolError as exc:
+            self.tool_failed(exc)
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         return await super().call_tool(name, arguments, context)
+
+    def tool_failed(self, exc: ToolError) -> None:
+        note_failure(exc)
 
 
 def build_server(settings: Settings, backend: Backend) -> MCPServer:
@@ -478,18 +265,6 @@ async def _resource_errors() -> AsyncIterator[None]:
         raise ResourceError(str(exc)) from None
 
 
-def resolve_tenant(dsn: str, name: str) -> int:
-    """The id of tenant `name` (stdio mode), looked up as the loader; a per-tenant login
-    role gets its own tenant whatever the name."""
-    with db.connect(dsn, autocommit=True) as conn:
-        own = conn.execute("select codesift.current_tenant_id()").fetchone()
-        if own is not None and own[0] is not None:
-            return own[0]
-        with db.acting_as_loader(conn):
-            # an unknown one: the error every command gives
-            return tenants.tenant_id(conn, name)
-
-
 def serve_stdio(settings: Settings, lines: Any, wire: Any) -> None:
     """Serve one client over stdio (mcp_start.serve, which has claimed the pipes): the SDK's
     stdio transport reads `lines` (the client's messages, the first one again) and writes
@@ -537,6 +312,12 @@ def serve_http(settings: Settings) -> None:
 async def _serve_http(server: MCPServer, settings: Settings, backend: Backend) -> None:
     import uvicorn
 
+    from .observability import metrics_token as token_of_metrics
+    from .observability import serve_metrics
+
+    # checked before the port opens: a --metrics-host beyond loopback needs a token
+    metrics_token = token_of_metrics(settings.metrics_host)
+
     # an error the loop reports must not stop it, even when reporting fails too (logging
     # that imports a module while the process is out of file descriptors)
     asyncio.get_running_loop().set_exception_handler(_report_loop_error)
@@ -553,15 +334,38 @@ async def _serve_http(server: MCPServer, settings: Settings, backend: Backend) -
         per_tenant=settings.sessions_per_tenant,
         total=settings.max_sessions,
     )
+    metrics = ServerMetrics([tool.name for tool in TOOLS])
+    metrics.watch(backend)
+    observer = Observer(metrics, log_queries=settings.log_queries)
+    cast(CodesiftServer, server).observer = observer
+    if settings.metrics_port is not None:
+        serve_metrics(metrics.registry, settings.metrics_host, settings.metrics_port, metrics_token)
+    app = cast(Any, noting_tenant(app))  # for Observed: the tenant the bearer-token gate found
     config = uvicorn.Config(
-        BearerGate(app, TokenVerifier(backend), settings),
+        BearerGate(app, TokenVerifier(backend, jwts=_oidc_verifier(settings)), settings),
         host=settings.host,
         port=settings.port,
         log_level="warning",
         access_log=False,
         http=guarded_h11(settings.read_timeout, connection_cap(settings)),
     )
+    # /healthz, /readyz, the request log and metrics, outside the bearer-token gate
+    config.app = Observed(cast(ASGIApp, config.app), observer, Readiness(backend))
+    # SIGTERM/SIGINT: stop accepting, let the requests running finish (this long at most)
+    config.timeout_graceful_shutdown = math.ceil(settings.shutdown_grace)
+    # uvicorn raises the signal that stopped it again once it has shut down: ignored then,
+    # so that a graceful stop exits 0 (while it serves, uvicorn handles both)
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, signal.SIG_IGN)
     await uvicorn.Server(config).serve()
+
+
+def _oidc_verifier(settings: Settings) -> oidc.OidcVerifier | None:
+    if settings.oidc_issuer is None or settings.oidc_audience is None:
+        return None
+    return oidc.OidcVerifier(
+        oidc.OidcConfig(settings.oidc_issuer, settings.oidc_audience, settings.oidc_tenant_claim)
+    )
 
 
 def _report_loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

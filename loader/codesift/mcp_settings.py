@@ -39,3 +39,15 @@ class Settings:
     max_sessions: int = 10_000
     sessions_per_tenant: int = 1000
     sessions_per_token: int = 100
+    # --http: Prometheus metrics on a port of their own (None: not served), the request
+    # log with each call's arguments (a question's text) too, and the seconds a SIGTERM
+    # leaves the requests running to finish (mcp_observability, observability)
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None
+    log_queries: bool = False
+    shutdown_grace: float = 30.0
+    # --http: JWTs of this OpenID Connect issuer for this audience are accepted too, their
+    # tenant named by the claim oidc_tenant_claim (oidc.py)
+    oidc_issuer: str | None = None
+    oidc_audience: str | None = None
+    oidc_tenant_claim: str = "codesift_tenant"

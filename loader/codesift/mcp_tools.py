@@ -1256,6 +1256,10 @@ class ToolServer(MCPServer[Any]):
         except UnexpectedToolError:
             raise
         except ToolError as exc:
+            self.tool_failed(exc)
             return CallToolResult(
                 content=[TextContent(type="text", text=error_text(exc))], is_error=True
             )
+
+    def tool_failed(self, exc: ToolError) -> None:
+        """A call failed with `exc`, answered as an error (a subclass counts it)."""

@@ -119,6 +119,25 @@ def _check_history(migrations: list[Migration], applied: dict[tuple[str, str], s
             )
 
 
+APPLIED = "select kind, name, checksum from codesift.schema_migrations"
+
+
+def pending(migrations: list[Migration], applied: dict[tuple[str, str], str]) -> list[str]:
+    """What `migrate` would run on a database whose schema_migrations holds `applied`
+    ((kind, name) -> checksum): the incremental files it lacks, and the idempotent ones it
+    lacks or holds another version of. When the database knows an incremental file this
+    codesift does not, a newer codesift migrated it (during a rolling upgrade, say): its
+    idempotent files are newer ones, not pending."""
+    known = {(m.kind, m.name) for m in migrations}
+    newer = any(kind == "incremental" and (kind, name) not in known for kind, name in applied)
+    return [
+        f"{m.kind}/{m.name}"
+        for m in migrations
+        if (m.kind, m.name) not in applied
+        or (m.kind == "idempotent" and not newer and applied[(m.kind, m.name)] != m.checksum)
+    ]
+
+
 @dataclass(frozen=True)
 class EmbedderChoice:
     """`codesift migrate --embedder ...`: what embeds, recorded in codesift.settings."""

@@ -10,8 +10,15 @@ The embedding endpoint failing does not stop it either: a text the endpoint refu
 left out with its error and the rest of its batch embedded (embedder.py), and an endpoint
 that is down or failing is waited for, with the delays of embedder.Backoff, holding no
 rows meanwhile. With `once`, an endpoint still down after a batch's tries is an error.
+
+SIGTERM or Ctrl-C (Shutdown): a worker waiting (for work, for the endpoint, for the
+database) stops at once; one in a batch finishes that batch, within a grace period, then
+stops; past it, or on a second signal, it abandons the batch: the batch is one transaction,
+rolled back whole, and the next claim takes its rows again.
 """
 
+import contextlib
+import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +30,7 @@ from . import db
 from .embedder import CHANNEL, Backoff, Embedding, EmbedStats, error_text, pending
 from .errors import ConnectionFailed
 from .tenants import use_tenant
+from .worker_metrics import WorkerMetrics
 
 MAX_BACKOFF_SECONDS = 30.0
 
@@ -34,6 +42,52 @@ class WorkerOptions:
     dsn: str | None = None
     log: Callable[[str], None] = print
     backoff: Backoff | None = None  # None: Backoff.from_env()
+    metrics: WorkerMetrics = field(default_factory=WorkerMetrics)
+    shutdown: "Shutdown | None" = None  # None: signals are not the worker's
+
+
+class Stopped(KeyboardInterrupt):
+    """The worker stopped after the batch it was in (Shutdown)."""
+
+
+class Shutdown:
+    """SIGTERM and SIGINT for a worker: outside a batch they stop it at once (nothing is
+    half done); inside one they let it finish and stop it after (Stopped), or, past
+    `grace` seconds or on a second signal, abandon it (KeyboardInterrupt inside the batch's
+    transaction, which rolls it back whole)."""
+
+    def __init__(self, grace: float, say: Callable[[str], object] = lambda text: None):
+        self.grace = grace
+        self.say = say  # called in a signal handler: it must not take a lock
+        self.requested = False
+        self.in_batch = False
+
+    def install(self) -> None:
+        for stop in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(stop, self._signalled)
+
+    def _signalled(self, signum: int, frame: object) -> None:
+        if self.requested or not self.in_batch or self.grace <= 0:
+            raise KeyboardInterrupt
+        self.requested = True
+        self.say(f"stopping after the batch in flight (abandoned in {self.grace:g} s)")
+        signal.signal(signal.SIGALRM, self._abandon)
+        signal.setitimer(signal.ITIMER_REAL, self.grace)
+
+    def _abandon(self, signum: int, frame: object) -> None:
+        self.say("abandoning the batch in flight: it is rolled back")
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        self.in_batch = True
+        try:
+            yield
+        finally:
+            self.in_batch = False
+        if self.requested:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            raise Stopped
 
 
 @dataclass
@@ -43,22 +97,43 @@ class WorkerTotals:
     outages: int = 0  # waits for an embedding endpoint that was down
 
 
-def _tenants_with_work(conn: psycopg.Connection, model: str) -> list[int]:
+def _tenants_with_work(conn: psycopg.Connection, model: str) -> dict[int, int]:
+    """The backlog of every tenant."""
     tenants = [r[0] for r in conn.execute("select id from codesift.tenants order by id")]
-    busy = []
+    backlog = {}
     for tenant_id in tenants:
         use_tenant(conn, tenant_id)
-        if sum(pending(conn, tenant_id, model)):
-            busy.append(tenant_id)
-    return busy
+        backlog[tenant_id] = sum(pending(conn, tenant_id, model))
+    return backlog
 
 
-def _drain_all(conn: psycopg.Connection, embedding: Embedding, totals: WorkerTotals, log) -> int:
+def _drain(
+    conn: psycopg.Connection, embedding: Embedding, tenant_id: int, options: WorkerOptions
+) -> EmbedStats:
+    """Embedding.drain, a batch at a time: each one counted, and one a stop waits for."""
+    total = EmbedStats()
+    batch = options.shutdown.batch if options.shutdown else contextlib.nullcontext
+    while True:
+        started = time.monotonic()
+        with batch():
+            stats = embedding.one_batch(conn, tenant_id)
+        if stats.symbols + stats.blobs + stats.refused == 0:
+            return total
+        options.metrics.batch(tenant_id, stats, time.monotonic() - started)
+        total.add(stats)
+
+
+def _drain_all(
+    conn: psycopg.Connection, embedding: Embedding, totals: WorkerTotals, options: WorkerOptions
+) -> int:
     """Drain every tenant with work; how many rows were embedded."""
+    log = options.log
     done = 0
-    for tenant_id in _tenants_with_work(conn, embedding.model_name):
+    backlog = _tenants_with_work(conn, embedding.model_name)
+    options.metrics.counted(backlog)
+    for tenant_id in (tenant for tenant, rows in backlog.items() if rows):
         use_tenant(conn, tenant_id)
-        stats = embedding.drain(conn, tenant_id)
+        stats = _drain(conn, embedding, tenant_id, options)
         if stats.symbols + stats.blobs + stats.refused:
             refused = f", {stats.refused} refused by the endpoint" if stats.refused else ""
             log(
@@ -87,8 +162,9 @@ def _serve(options: WorkerOptions, totals: WorkerTotals) -> None:
         outage: Iterator[float] | None = None  # the waits while the endpoint is down
         while True:
             try:
-                done = _drain_all(conn, embedding, totals, options.log)
+                done = _drain_all(conn, embedding, totals, options)
             except EndpointUnreachable as exc:
+                options.metrics.failure("endpoint_unreachable")
                 if options.once:
                     raise
                 outage = outage or backoff.delays()
@@ -116,6 +192,7 @@ def run(options: WorkerOptions) -> WorkerTotals:
             _serve(options, totals)
             return totals
         except (psycopg.OperationalError, ConnectionFailed) as exc:
+            options.metrics.failure("database_unreachable")
             if options.once:
                 raise
             if time.monotonic() - started > MAX_BACKOFF_SECONDS:

@@ -19,9 +19,10 @@ create policy token_lookup on codesift.mcp_tokens for all to current_user
 using (true) with check (true);
 
 -- token_tenant: the tenant of a live token, from its hash; null for an unknown or
--- revoked one. The one security definer function: the MCP HTTP server calls it as
--- codesift_app before any tenant is set (a token is what names the tenant). Tiny on
--- purpose: one lookup by hash and a last-used stamp at most once a minute.
+-- revoked one. A security definer function (with tenant_named, below, the only ones):
+-- the MCP HTTP server calls it as codesift_app before any tenant is set (a token is
+-- what names the tenant). Tiny on purpose: one lookup by hash and a last-used stamp at
+-- most once a minute.
 create or replace function codesift.token_tenant(token_hash text)
 returns bigint
 language sql
@@ -54,3 +55,29 @@ end;
 comment on function codesift.token_tenant(text) is
 'The tenant of a live MCP bearer token given its sha256 (hex), or null. Security definer, '
 'executable by codesift_app only: the MCP HTTP server maps a request''s token to its tenant.';
+
+-- tenant_named reads tenants by name as the owner of this function: when that is not
+-- a superuser, forced row-level security applies to it too, and this policy lets it
+-- (and only it) do so.
+drop policy if exists tenant_lookup on codesift.tenants;
+create policy tenant_lookup on codesift.tenants for select to current_user using (true);
+
+-- tenant_named: the id of the tenant of that name, or null. The MCP HTTP server calls it
+-- as codesift_app for an OpenID Connect token, whose claim names its tenant (the
+-- issuer's signature, checked before, is what vouches for the name); codesift_app sees
+-- no tenant's name otherwise.
+create or replace function codesift.tenant_named(tenant_name text)
+returns bigint
+language sql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+begin atomic
+    select t.id
+    from codesift.tenants as t
+    where t.name = tenant_named.tenant_name;
+end;
+
+comment on function codesift.tenant_named(text) is
+'The id of the tenant of that name, or null. Security definer, executable by codesift_app '
+'only: the MCP HTTP server maps the tenant named by a verified OpenID Connect token to its id.';

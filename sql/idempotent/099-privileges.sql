@@ -46,6 +46,10 @@ grant select on codesift.live_files to codesift_app, codesift_loader;
 
 grant usage on all sequences in schema codesift to codesift_app, codesift_loader;
 
+-- readiness (/readyz of codesift mcp --http): whether every migration the server's
+-- code knows is applied; file names and checksums only (made by migrate.py)
+grant select on codesift.schema_migrations to codesift_app;
+
 revoke all on all functions in schema codesift from public;
 grant execute on all functions in schema codesift
 to codesift_app, codesift_loader, codesift_tenant;
@@ -69,6 +73,8 @@ from codesift_app, codesift_loader, codesift_tenant;
 -- through token_tenant() only; per-tenant login roles see neither.
 grant select, insert, update on codesift.mcp_tokens to codesift_loader;
 revoke execute on function codesift.token_tenant(text) from codesift_loader, codesift_tenant;
+-- and the tenant an OpenID Connect token names, through tenant_named() only
+revoke execute on function codesift.tenant_named(text) from codesift_loader, codesift_tenant;
 
 -- PostgreSQL 16+: the service roles may use the connections the server keeps in
 -- reserve (reserved_connections), which per-tenant login roles cannot, so no

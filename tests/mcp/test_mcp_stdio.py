@@ -303,7 +303,8 @@ def test_the_early_initialize_answer_is_the_sdks(requested):
     """What mcp_start answers `initialize` with is what the SDK answers for this server, for
     every protocol version a client may ask for (the SDK's own answer is dropped)."""
     import anyio
-    from codesift.mcp_server import Backend, build_server
+    from codesift.mcp_backend import Backend
+    from codesift.mcp_server import build_server
     from codesift.mcp_start import Settings, early_answer
     from mcp.server.stdio import stdio_server
 

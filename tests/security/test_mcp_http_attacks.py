@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 import httpx2
 import psycopg
 import pytest
-from codesift.mcp_server import Backend, Settings, token_hash
+from codesift.mcp_backend import Backend
+from codesift.mcp_server import Settings, token_hash
 from codesift.mcp_tokens import create_token, revoke_token
 from codesift.mcp_tools import MAX_BUDGET
 from codesift.tenants import grant_login_role
@@ -288,6 +289,11 @@ def test_token_table_and_lookup_function_privileges(db, dsn, two, app_connect):
     assert app.execute("select codesift.token_tenant(%s)", ("0" * 64,)).fetchone() == (None,)
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         app.execute("select * from codesift.mcp_tokens")
+    # and the tenant an OpenID Connect token names, without seeing other tenants' rows
+    named = "select codesift.tenant_named(%s)"
+    assert app.execute(named, ("globex",)).fetchone() == (tenants["globex"].id,)
+    assert app.execute(named, ("initech",)).fetchone() == (None,)
+    assert app.execute("select name from codesift.tenants").fetchall() == [("acme",)]
     # the loader sees its tenant's tokens only
     with psycopg.connect(dsn, autocommit=True) as loader:
         loader.execute("set role codesift_loader")
@@ -320,16 +326,19 @@ def test_token_table_and_lookup_function_privileges(db, dsn, two, app_connect):
     finally:
         db.execute(f"drop owned by {role}")
         db.execute(f"drop role if exists {role}")
-    # token_tenant is the one security definer function, with a pinned search_path
+    # token_tenant and tenant_named (OpenID Connect tokens) are the only security definer
+    # functions, each with a pinned search_path, executable by codesift_app alone
     definers = db.execute(
         "select p.proname, p.proconfig from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
-        " where n.nspname = 'codesift' and p.prosecdef"
+        " where n.nspname = 'codesift' and p.prosecdef order by p.proname"
     ).fetchall()
-    assert [d[0] for d in definers] == ["token_tenant"]
-    assert any(c.startswith("search_path=") for c in definers[0][1])
-    assert db.execute(
-        "select has_function_privilege('public', 'codesift.token_tenant(text)', 'execute')"
-    ).fetchone() == (False,)
+    assert [d[0] for d in definers] == ["tenant_named", "token_tenant"]
+    for name, config in definers:
+        assert any(c.startswith("search_path=") for c in config), name
+        for role in ("public", "codesift_loader", "codesift_tenant"):
+            assert db.execute(
+                f"select has_function_privilege('{role}', 'codesift.{name}(text)', 'execute')"
+            ).fetchone() == (False,), (name, role)
 
 
 def test_a_pooled_connection_keeps_no_tenant_between_requests(dsn, two):

@@ -12,7 +12,7 @@ LOADER = ROOT / "loader" / "codesift"
 OWNERS = {"tenants.py", "db.py"}  # db.share_tenant repeats the session's tenant for Citus
 # modules that set the tenant their own way, and why
 OWN_WAY = {
-    "mcp_server.py": "an asyncio pool in pipeline mode: begin, SET LOCAL, the statement and "
+    "mcp_backend.py": "an asyncio pool in pipeline mode: begin, SET LOCAL, the statement and "
     "commit in one round trip, which the synchronous as_tenant cannot give",
 }
 
