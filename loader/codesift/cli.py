@@ -607,6 +607,71 @@ def callees(
     print_callees(symbol, repo, ref, path, limit, tenant)
 
 
+@app.command()
+def impact(
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="What may break: a definition (send, Session.send, or a citation of a line "
+            "inside it, repo:path:12) or a file (src/app.py, repo:src/app.py)."
+        ),
+    ],
+    repo: DefinitionRepo = None,
+    ref: DefinitionRef = None,
+    depth: Annotated[
+        int, typer.Option(help="Hops to follow (1..4): 2 adds the callers' callers.", min=1, max=4)
+    ] = 2,
+    limit: Rows = 200,
+    tenant: ReadTenant = "default",
+) -> None:
+    """What depends on a definition or a file, the most affected first: its callers (and
+    theirs), the files that import it, the files that change with it, and the tests that
+    reach it, each with how it is reached, from impact."""
+    from .impact import print_impact
+
+    print_impact(target, repo, ref, depth, limit, tenant)
+
+
+@app.command("diff-context")
+def diff_context(
+    repo: Annotated[
+        str | None,
+        typer.Option(help="Repository name (needed when several repositories have the refs)."),
+    ] = None,
+    base: Annotated[
+        str | None, typer.Option(help="The indexed ref before the change (with --head).")
+    ] = None,
+    head: Annotated[
+        str | None, typer.Option(help="The indexed ref after the change (with --base).")
+    ] = None,
+    diff_file: Annotated[
+        str | None,
+        typer.Option(
+            "--diff-file",
+            help="A unified diff (git diff > FILE; - for standard input) of a change no ref "
+            "holds, read against --ref; instead of --base and --head.",
+        ),
+    ] = None,
+    ref: Annotated[
+        str | None,
+        typer.Option(help="The indexed ref the --diff-file applies to (default: the default ref)."),
+    ] = None,
+    budget: Annotated[int, typer.Option(help="Token budget of the pack.", min=1)] = 4000,
+    tenant: ReadTenant = "default",
+) -> None:
+    """The context a review of a change needs, packed under a token budget with citations:
+    the changed definitions, the changed lines outside them, their direct callers and the
+    tests that reach them, from diff_context. The change is --base..--head (two indexed
+    refs) or --diff-file (git diff HEAD~1 | codesift diff-context --diff-file - --repo R)."""
+    from .impact import print_diff_context
+
+    if diff_file is None and (base is None or head is None):
+        raise CodesiftError("pass --base and --head (two indexed refs), or --diff-file FILE")
+    if diff_file is not None and head is not None:
+        raise CodesiftError("pass either --head or --diff-file, not both")
+    print_diff_context(repo, base, head, budget, diff_file, ref, tenant)
+
+
 tenant_app = typer.Typer(
     help="Tenants and their per-tenant login roles (for psql sessions and BI tools).",
     no_args_is_help=True,

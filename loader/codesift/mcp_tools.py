@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from codesift_db.citations import citation, readings, shown, unsafe_path
+from codesift_db.diff_hunks import MAX_DIFF_CHARS
 from codesift_db.ingest.languages import LANGUAGES, SYMBOL_KINDS, canonical
 from codesift_db.packing import estimate_tokens
 from mcp.server.mcpserver import MCPServer
@@ -44,6 +45,7 @@ from pydantic import (
 
 from . import db, version
 from .console import visible
+from .impact import context_text, impact_lines
 from .outline import outline_lines
 from .references import callee_lines, caller_lines, reference_lines
 
@@ -462,6 +464,39 @@ class CalleeRow(BaseModel):
     citation: str = Field(description="'repo:path:first-last' of the calls")
 
 
+class ImpactRow(BaseModel):
+    rank: int = Field(description="1 for the most affected")
+    repository: str
+    path: str
+    symbol: str | None = Field(description="the definition reached (null: the file)")
+    kind: str | None
+    start_line: int | None
+    end_line: int | None
+    relation: str = Field(
+        description="the edge that reaches it: calls, calls_by_name, imports, tests, co_change"
+    )
+    hops: int = Field(description="edges from the target")
+    via: str | None = Field(description="the citation of what it is reached from")
+    chain: list[str] = Field(description="each step from the target: 'relation citation'")
+    is_test: bool
+    score: float = Field(description="the relation's weight, decayed per hop")
+    citation: str
+
+
+class DiffContextRow(BaseModel):
+    rank: int = Field(description="1 for the first packed item")
+    role: str = Field(description="change, hunk, caller or test")
+    repository: str
+    ref: str = Field(description="the ref its lines are of")
+    path: str
+    symbol: str | None
+    start_line: int
+    end_line: int
+    reason: str = Field(description="why it is in the pack")
+    tokens: int = Field(description="its share of the token budget")
+    citation: str = Field(description="'repo:path:start-end', as its block in the text starts")
+
+
 def _output(name: str, row: type[BaseModel]) -> type[BaseModel]:
     """The structured result of a tool: its rows and the database's notices."""
     return create_model(
@@ -878,6 +913,120 @@ async def callees(
     return _result(text, shown_rows, notices)
 
 
+async def impact(
+    ctx: ToolContext,
+    target: Annotated[
+        str,
+        Text,
+        Field(
+            min_length=1,
+            max_length=MAX_NAME_CHARS + MAX_PATH_CHARS,
+            description="What may break: a definition ('send', 'Session.send', or a citation "
+            "of a line inside it, 'flask:src/flask/app.py:42') or a file "
+            "('flask:src/flask/app.py', 'src/flask/app.py').",
+        ),
+    ],
+    repo: Repo = None,
+    depth: Annotated[
+        int,
+        Field(ge=1, le=4, description="Hops to follow (1..4): 2 adds the callers' callers."),
+    ] = 2,
+    max_rows: MaxRows = DEFAULT_ROWS,
+    token_budget: Budget = DEFAULT_BUDGET,
+    ref: Ref = None,
+) -> CallToolResult:
+    """What depends on a definition or a file, the most affected first: the definitions
+    that call it and theirs, the files that import it, the files that change with it in
+    git history, and the tests that reach it; one line per row with its citation, how it
+    is reached (relation, hops, via what) and [test]. Use it before changing a definition
+    or a file, to know what to re-check and which tests to run."""
+    names, rows, notices = await ctx.query(
+        "select rank, repository, path, symbol, kind, start_line, end_line, relation, hops,"
+        " via, chain, is_test, score, citation from codesift.impact(%(target)s,"
+        " repo => %(repo)s, ref => %(ref)s, depth => %(depth)s, max_rows => %(n)s)",
+        {"target": target, "repo": repo, "ref": ctx.at(ref), "depth": depth, "n": max_rows},
+    )
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+
+    def render(part: list[dict]) -> str:
+        return "\n".join(
+            impact_lines(
+                [
+                    (f["citation"], f["symbol"], f["relation"], f["hops"], f["via"])
+                    + (f["is_test"],)
+                    for f in part
+                ]
+            )
+        )
+
+    if not found:
+        return _result("nothing depends on it", [], notices)
+    text, shown_rows = _fitted(render, found, token_budget, "rows")
+    return _result(text, shown_rows, notices)
+
+
+async def diff_context(
+    ctx: ToolContext,
+    repo: Repo = None,
+    base_ref: Annotated[
+        str | None,
+        Text,
+        Field(
+            max_length=MAX_NAME_CHARS,
+            description="The indexed ref before the change (with head_ref).",
+        ),
+    ] = None,
+    head_ref: Annotated[
+        str | None,
+        Text,
+        Field(
+            max_length=MAX_NAME_CHARS,
+            description="The indexed ref after the change (with base_ref).",
+        ),
+    ] = None,
+    diff: Annotated[
+        str | None,
+        Text,
+        Field(
+            max_length=MAX_DIFF_CHARS,
+            description="Instead of head_ref: a unified diff (the output of git diff) of a "
+            "change no indexed ref holds, read against ref.",
+        ),
+    ] = None,
+    token_budget: Budget = DEFAULT_BUDGET,
+    ref: Ref = None,
+) -> CallToolResult:
+    """The context a review or a fix of a change needs, packed under a token budget: the
+    changed definitions (and a diff's hunks), the changed lines outside them, their direct
+    callers and the tests that reach them, each headed by its citation 'repo:path:start-end'
+    and why it is there. The change is base_ref..head_ref (two indexed refs) or `diff`, a
+    unified diff applied to `ref`. Use it to review a change or to find what a failing
+    change broke, instead of reading the diff and grepping for callers."""
+    names, rows, notices = await ctx.query(
+        "select rank, role, repository, ref, path, symbol, start_line, end_line, reason,"
+        " tokens, citation, text from codesift.diff_context(repo => %(repo)s,"
+        " base_ref => %(base)s, head_ref => %(head)s, token_budget => %(budget)s,"
+        " diff => %(diff)s, ref => %(ref)s)",
+        {
+            "repo": repo,
+            "base": base_ref,
+            "head": head_ref,
+            "budget": token_budget,
+            "diff": diff,
+            "ref": ref,
+        },
+    )
+    found = [dict(zip(names, r, strict=True)) for r in rows]
+
+    def render(part: list[dict]) -> str:
+        return visible(context_text([(f["role"], f["reason"], f["text"]) for f in part]))
+
+    if not found:
+        return _result("the change touches no indexed file", [], notices)
+    text, shown_rows = _fitted(render, found, token_budget, "items")
+    return _result(text, [{k: v for k, v in f.items() if k != "text"} for f in shown_rows], notices)
+
+
 async def explain_search(
     ctx: ToolContext,
     question: Question,
@@ -1146,6 +1295,22 @@ TOOLS: tuple[Tool, ...] = (
         output=_output("CalleesResult", CalleeRow),
         calls="callees",
         agents="what a function or method calls, each name with where it is defined.",
+    ),
+    Tool(
+        impact,
+        title="Impact",
+        output=_output("ImpactResult", ImpactRow),
+        calls="impact",
+        agents="what depends on a definition or a file (callers, importers, co-changes) and "
+        "the tests that reach it: call it before changing one, to know what to re-check.",
+    ),
+    Tool(
+        diff_context,
+        title="Diff context",
+        output=_output("DiffContextResult", DiffContextRow),
+        calls="diff_context",
+        agents="a change's definitions, their callers and the tests that reach them, packed "
+        "with citations (two indexed refs, or a git diff): review a change or fix what it broke.",
     ),
     Tool(
         explain_search,

@@ -33,6 +33,9 @@ CASES = [
     ["refs", "a", "--tenant", "nope"],
     ["callers", "a", "--tenant", "nope"],
     ["callees", "a", "--tenant", "nope"],
+    ["impact", "a", "--tenant", "nope"],
+    ["diff-context", "--base", "a", "--head", "b", "--tenant", "nope"],
+    ["learn", ".", "--tenant", "nope"],
 ]
 # commands whose --tenant names a tenant to make (or to hand on) rather than one to act as
 MAKE_OR_HAND_ON = {

@@ -55,6 +55,8 @@ READ_ONLY_TOOLS = {
     "find_references",
     "callers",
     "callees",
+    "impact",
+    "diff_context",
 }
 
 
@@ -337,6 +339,8 @@ TOOL_CALLS = {
     "find_references": {"name": "apply_discount"},
     "callers": {"symbol": "apply_discount"},
     "callees": {"symbol": "Cart.total"},
+    "impact": {"target": "apply_discount"},
+    "diff_context": {"repo": "shop", "base_ref": "HEAD", "head_ref": "HEAD"},
     "explain_search": {"question": "discount"},
     "list_repositories": {},
     "sync_index": {"name": "shop"},
