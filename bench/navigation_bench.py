@@ -1,19 +1,24 @@
-"""file_outline and repo_map latency on an indexed repository (prints only, never asserts).
+"""file_outline, repo_map, find_references and callers latency on an indexed repository
+(prints only, never asserts).
 
     .venv/bin/python bench/navigation_bench.py CHECKOUT [--rounds 20] [--outlines 20]
-        [--synthetic N] [--keep]
+        [--synthetic N] [--methods M] [--keep]
 
 Indexes CHECKOUT's HEAD with the real loader (no embeddings) into a fresh database,
 codesift_bench_nav on CODESIFT_DSN's server, as tenant 'bench'; with --synthetic N, also a
 generated repository of N Python modules, each importing 3 others (a few hubs imported by
-many), to see the map near its caps. Then, as the application role with the tenant set,
-round after round with the calls interleaved (the host drifts), it times:
+many) and holding a class of M methods (each calling the one before; each method name
+shared by NAMESAKES classes) and a function, M + 2 symbols a module (N = 10,000 and M = 8:
+100,000 symbols), to see the calls at scale. Then, as the application role with the
+tenant set, round after round with the calls interleaved (the host drifts), it times:
 
   outline:big    file_outline of the --outlines files with the most symbols
   outline:any    file_outline of --outlines files picked evenly by path
   outline:unknown  file_outline of a path no file has (the error, with the nearest paths)
   map:B          repo_map of the whole repository with token_budget B (1000, 2000, 8000)
   map:prefix     repo_map of its largest top-level folder (budget 2000)
+  refs:any       find_references of --outlines functions and methods picked evenly by path
+  callers:any    callers of the same definitions
 
 and prints the median (p50) and p90 milliseconds of each, after one warm-up round. The
 first call on a new connection (importing the module and NumPy in the backend) is printed
@@ -40,10 +45,12 @@ from codesift.indexer import index_repository  # noqa: E402
 DB = "codesift_bench_nav"
 TENANT = "bench"
 BUDGETS = (1000, 2000, 8000)
+NAMESAKES = 10  # classes of the synthetic repository defining each method name
 
 
-def synthetic(root: Path, n: int, seed: int = 7) -> None:
-    """n modules m00000.py.. in folders of 100, each importing 3 others (one of 10 hubs)."""
+def synthetic(root: Path, n: int, methods: int = 1, seed: int = 7) -> None:
+    """n modules m00000.py.. in folders of 100, each importing 3 others (one of 10 hubs),
+    each with a class of `methods` methods and a function."""
     rng = random.Random(seed)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
     name = [f"pkg/d{i // 100:03d}/m{i:05d}" for i in range(n)]
@@ -52,9 +59,17 @@ def synthetic(root: Path, n: int, seed: int = 7) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         targets = {rng.randrange(10), rng.randrange(n), rng.randrange(n)} - {i}
         imports = "".join(f"from {name[t].replace('/', '.')} import f{t}\n" for t in targets)
+        # each method name is shared by the classes of NAMESAKES modules, as `get` or
+        # `run` are in real code
+        m = [f"m{j}_{i % (n // NAMESAKES or 1)}" for j in range(methods)]
+        previous = [f"self.{m[j - 1]}() + " if j else "" for j in range(methods)]
+        body = "".join(
+            f"    def {m[j]}(self):\n        return {previous[j]}{i}\n\n" for j in range(methods)
+        )
+        calls = " + ".join(f"f{t}(x)" for t in sorted(targets))
         path.write_text(
-            imports + f"\n\nclass C{i}:\n    def method(self):\n        return {i}\n\n\n"
-            f"def f{i}(x):\n    return C{i}().method() + x\n"
+            imports + f"\n\nclass C{i}:\n{body}\n"
+            f"def f{i}(x):\n    return C{i}().{m[-1]}() + {calls or 0}\n"
         )
     for d in {p.rsplit("/", 1)[0] for p in name} | {"pkg"}:
         (root / d / "__init__.py").write_text("")
@@ -111,6 +126,20 @@ def pick(conn, repo: str, k: int) -> tuple[list[str], list[str], str | None]:
     return big, even, folder
 
 
+def definitions(conn, repo: str, k: int) -> list[tuple[str, str]]:
+    """k (path, qualified name) of functions and methods, evenly by path."""
+    rows = conn.execute(
+        "select f.path, s.qualified_name from codesift.code_symbols s"
+        " join codesift.files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha"
+        " join codesift.repositories r on r.id = f.repository_id and r.name = %s"
+        " where f.live and s.kind in ('function', 'method') and s.part <= 1"
+        " order by f.path, s.start_line",
+        (repo,),
+    ).fetchall()
+    step = max(1, len(rows) // max(k, 1))
+    return [tuple(r) for r in rows[::step][:k]]
+
+
 def timed(conn, sql: str, params: tuple) -> float:
     start = time.perf_counter()
     conn.execute(sql, params).fetchall()
@@ -142,6 +171,16 @@ def bench(repo: str, rounds: int, k: int) -> None:
         calls[f"map:{b}"] = lambda r, b=b: timed(conn, repo_map, (repo, None, b))
     if folder:
         calls[f"map:prefix {folder}"] = lambda r: timed(conn, repo_map, (repo, folder, 2000))
+    defs = definitions(conn, repo, k)
+    refs = "select * from codesift.find_references(%s, repo => %s, path => %s)"
+    callers = "select * from codesift.callers(%s, repo => %s, path => %s)"
+    if defs:
+        calls["refs:any"] = lambda r: timed(
+            conn, refs, (defs[r % len(defs)][1], repo, defs[r % len(defs)][0])
+        )
+        calls["callers:any"] = lambda r: timed(
+            conn, callers, (defs[r % len(defs)][1], repo, defs[r % len(defs)][0])
+        )
     cold = app_connection()
     first = timed(cold, repo_map, (repo, None, 2000))
     cold.close()
@@ -171,6 +210,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--outlines", type=int, default=20)
     ap.add_argument("--synthetic", type=int, default=0, metavar="N")
+    ap.add_argument("--methods", type=int, default=1, metavar="M", help="methods per class")
     ap.add_argument("--reuse", action="store_true", help="use the database a --keep run left")
     ap.add_argument("--keep", action="store_true", help="leave the database")
     args = ap.parse_args()
@@ -183,9 +223,12 @@ def main() -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp) / "synthetic"
                 root.mkdir()
-                synthetic(root, args.synthetic)
+                synthetic(root, args.synthetic, args.methods)
                 seconds = index(root, "synthetic")
-                print(f"indexed synthetic ({args.synthetic} modules) in {seconds:.1f} s")
+                print(
+                    f"indexed synthetic ({args.synthetic} modules, {args.methods} methods a"
+                    f" class) in {seconds:.1f} s"
+                )
     try:
         bench(name, args.rounds, args.outlines)
         if args.synthetic:

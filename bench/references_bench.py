@@ -139,7 +139,8 @@ def storage(name: str) -> None:
     )
     print(
         f"  database off {sizes[OFF] / 1e6:.1f} MB, on {sizes[ON] / 1e6:.1f} MB:"
-        f" ratio on/off {sizes[ON] / sizes[OFF]:.3f}"
+        f" ratio on/off {sizes[ON] / sizes[OFF]:.3f}; code_references / the rest of the"
+        f" database {ref_bytes / max(sizes[ON] - ref_bytes, 1):.3f}"
     )
 
 

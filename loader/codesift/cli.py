@@ -232,6 +232,8 @@ def index(
 
 def _print_index_summary(s, waited: bool) -> None:
     where = f"{s.repository} @ {s.ref} ({s.commit[:12]})"
+    if s.references_backfilled:
+        err.print(plain(f"  references extracted for {s.references_backfilled} stored blob(s)"))
     if s.unchanged:
         err.print(Text("up to date", style="green"), plain(f"{where}: already indexed"))
         return
@@ -570,8 +572,8 @@ def refs(
     limit: Rows = 200,
     tenant: ReadTenant = "default",
 ) -> None:
-    """Every use of a definition: file, line, the symbol it is in, resolved through imports
-    or by name only, from find_references."""
+    """Every use of a definition (find_references): its file, line and enclosing symbol,
+    resolved through imports or matched by name only."""
     from .references import print_refs
 
     print_refs(name, repo, ref, path, limit, tenant)

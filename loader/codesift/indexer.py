@@ -64,6 +64,7 @@ class IndexSummary:
     embedded: EmbedStats = field(default_factory=EmbedStats)
     ref: str = "HEAD"
     unchanged: bool = False  # the ref was already indexed at this commit
+    references_backfilled: int = 0  # blobs stored before references, extracted now
 
 
 def ensure_tenant(conn: psycopg.Connection, name: str) -> int:
@@ -98,7 +99,8 @@ def ensure_repository(
     for default in (True, False):  # a second loader may have created the default meanwhile
         with db.tenant_transaction(conn):
             row = conn.execute(
-                "insert into codesift.repositories (tenant_id, name, checkout_path, ref, is_default)"
+                "insert into codesift.repositories"
+                " (tenant_id, name, checkout_path, ref, is_default)"
                 " select %(t)s, %(n)s, %(o)s, %(r)s, %(d)s and not exists ("
                 "   select from codesift.repositories where tenant_id = %(t)s and name = %(n)s)"
                 " on conflict do nothing returning id",
@@ -535,6 +537,7 @@ def index_repository(
     summary = IndexSummary(repository=name, commit=commit, ref=stored_ref)
     if not worktree and _indexed_commit(conn, tenant_id, repo_id) == (commit, False):
         summary.unchanged = True  # this ref is indexed at this commit: nothing to do
+        summary.references_backfilled = backfill_references(conn, tenant_id)
         if embed:
             summary.embedded = embed_pending(conn, tenant_id, show_progress)
         return summary
@@ -572,9 +575,37 @@ def index_repository(
         lock.commit()
     finally:
         lock.close()
+    summary.references_backfilled = backfill_references(conn, tenant_id)
     if embed:
         summary.embedded = embed_pending(conn, tenant_id, show_progress)
     return summary
+
+
+BACKFILL_BATCH = 500  # blobs per codesift.backfill_references call
+
+
+def backfill_references(conn: psycopg.Connection, tenant_id: int) -> int:
+    """Extract the references of the tenant's blobs stored before references were
+    extracted (an index made by an older version, or one whose references a migration
+    marked stale); returns how many blobs it did. A plain read of the partial index
+    blobs_references_pending first, so that an index with nothing pending does not load
+    the extraction code in the server."""
+    pending = conn.execute(
+        "select exists(select from codesift.blobs where tenant_id = %s"
+        " and not references_extracted)",
+        (tenant_id,),
+    ).fetchone()
+    if not pending or not pending[0]:
+        return 0
+    done = 0
+    while True:
+        with db.tenant_transaction(conn):
+            row = conn.execute(
+                "select codesift.backfill_references(%s)", (BACKFILL_BATCH,)
+            ).fetchone()
+        if not row or not row[0]:
+            return done
+        done += row[0]
 
 
 def _overlay_worktree(

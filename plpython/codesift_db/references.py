@@ -19,7 +19,9 @@ the ref, each resolved against the definitions (Resolver):
   to a submodule (`import pkg` then `pkg.sub.f`); for Go to the definition's package (its
   folder), for Java to its class file; or without an import, in the definition's own file (a
   bare name where the definition is visible, `self.f` / `this.f` in its class, `Class.f`),
-  and for Go and Java in its package.
+  and for Go and Java in its package; a member through an object of the definition's class
+  or a subclass (`self.f` in a subclass, `x = Cls()` then `x.f()`, `x: Cls`, `c *Cls`:
+  reference_types.py); a pytest fixture's parameters (reference_fixtures.py).
 * 'by_name': only the name matches: a member of an object whose type is not known
   (`obj.send()`), a name a star import may bring, a member of something imported from a
   file that does not define it (inherited, re-exported otherwise).
@@ -47,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from . import plans
+from . import plans, reference_fixtures, reference_types
 from .citations import citation, readings, unsafe_path
 from .errcodes import NULL_VALUE_NOT_ALLOWED
 from .ingest.languages import detect_language
@@ -320,7 +322,9 @@ class Resolver:
             return BY_NAME, None
         same_file = [d for d in here if d["path"] == use.path]
         for d in same_file:
-            if d["parent"] is None or _inside(use.symbol, d["parent"]):
+            if d["parent"] is None or (
+                _inside(use.symbol, d["parent"]) and _bare_method(d, use.symbol, language)
+            ):
                 return RESOLVED, d
         if language in PACKAGE_SCOPED:
             for d in here:
@@ -394,6 +398,14 @@ class Resolver:
         return None
 
 
+def _bare_method(d: dict, symbol: str | None, language) -> bool:
+    """Whether a bare name in `symbol` (inside d's parent) can name d: any nested
+    definition; a method in Java (from its class's other methods) and in Python (from the
+    class body: `@name.setter`, which the next method's span holds), never in Go or
+    JavaScript (a method is reached through its receiver or `this`)."""
+    return d["kind"] != "method" or language in ("java", "python")
+
+
 def _inside(symbol: str | None, parent: str) -> bool:
     return symbol is not None and (symbol == parent or symbol.startswith(parent + "."))
 
@@ -415,7 +427,7 @@ def _uses(rows: Iterable[dict], name: str) -> list[Use]:
 def _fill(plpy, tenant: int, resolver: Resolver, uses: list[Use]) -> None:
     """Read the import edges the uses need (from their files, then REEXPORT_HOPS hops
     from the files those lead to) and the import statements of their blobs."""
-    shas = sorted({u.blob_sha for u in uses})
+    shas = sorted({u.blob_sha for u in uses} - set(resolver.imports))
     if shas:
         rows = plans.run(
             plpy,
@@ -469,6 +481,53 @@ def _read_uses(plpy, tenant: int, name: str, ids: list[int], calls: bool) -> lis
     uses = _uses((dict(r) for r in rows), name)
     uses.sort(key=lambda u: (u.repository, u.path, u.line))
     return uses
+
+
+def _resolve_typed(plpy, tenant: int, ids, resolver, definitions, found: list) -> None:
+    """Resolve in place the by_name members whose object's class is known where they are
+    used (reference_types.py), reading the uses of the classes through the same
+    resolver."""
+    at = [n for n, (_use, (verdict, _d)) in enumerate(found) if verdict == BY_NAME]
+    if not at or not any(d.get("parent") for d in definitions):
+        return
+    read: dict[str, list[Use]] = {}
+    named: dict[tuple, list[dict]] = {}
+
+    def read_uses(name: str) -> list[Use]:
+        if name not in read:
+            read[name] = _read_uses(plpy, tenant, name, ids, calls=False)
+            _fill(plpy, tenant, resolver, read[name])
+        return read[name]
+
+    def read_definitions(name: str, paths: list[str] | None) -> list[dict]:
+        key = (name, tuple(paths) if paths is not None else None)
+        if key not in named:
+            rows = _definitions(plpy, tenant, [name.lower()], ids, paths)
+            named[key] = [r for r in rows if r["name"] == name]
+        return named[key]
+
+    typed = reference_types.resolve_typed(
+        resolver,
+        definitions,
+        [found[n][0] for n in at],
+        read_uses,
+        read_definitions,
+        partial(_line_texts, plpy, tenant),
+    )
+    for i, d in typed.items():
+        found[at[i]] = (found[at[i]][0], (RESOLVED, d))
+
+
+def _add_fixture_uses(plpy, tenant: int, definitions: list[dict], found: list) -> None:
+    """A pytest fixture's uses are parameters, which the index leaves out: read them from
+    its scope's test modules (reference_fixtures.py)."""
+    for d in definitions:
+        if not reference_fixtures.is_fixture(plpy, tenant, d):
+            continue
+        seen = {(u.repository_id, u.path, u.line) for u, _ in found}
+        for use in reference_fixtures.fixture_uses(plpy, tenant, d, Use):
+            if (use.repository_id, use.path, use.line) not in seen:
+                found.append((use, (RESOLVED, d)))
 
 
 def _scope(plpy, repo, ref, text: str, what: str, path) -> tuple[int, list[dict], Target]:
@@ -534,6 +593,8 @@ def find_references(plpy, name, repo, ref, path, max_rows) -> list[dict]:
         verdict = resolver.resolve(use, target.definitions)
         if verdict is not None:
             found.append((use, verdict))
+    _resolve_typed(plpy, tenant, ids, resolver, target.definitions, found)
+    _add_fixture_uses(plpy, tenant, target.definitions, found)
     found.sort(key=lambda f: (f[1][0] != RESOLVED, f[0].repository, f[0].path, f[0].line))
     if len(found) > max_rows:
         plpy.notice(f"{len(found):,} uses; the first {max_rows:,} are returned (max_rows)")
@@ -568,15 +629,18 @@ def callers(plpy, symbol, repo, ref, path, max_rows) -> list[dict]:
     tenant, repos, target = _scope(plpy, repo, ref, symbol.strip(), "callers", path)
     if not target.name:
         return []
-    uses = _read_uses(plpy, tenant, target.name, [r["id"] for r in repos], calls=True)
+    ids = [r["id"] for r in repos]
+    uses = _read_uses(plpy, tenant, target.name, ids, calls=True)
     resolver = Resolver()
     _fill(plpy, tenant, resolver, uses)
-    groups: dict[tuple, dict] = {}
+    found = []
     for use in uses:
         verdict = resolver.resolve(use, target.definitions)
-        if verdict is None:
-            continue
-        resolution, d = verdict
+        if verdict is not None:
+            found.append((use, verdict))
+    _resolve_typed(plpy, tenant, ids, resolver, target.definitions, found)
+    groups: dict[tuple, dict] = {}
+    for use, (resolution, d) in found:
         key = (use.repository_id, use.path, use.blob_sha, use.symbol, resolution, id(d))
         group = groups.get(key)
         if group is None:

@@ -11,7 +11,8 @@ select
     s.parent,
     s.start_line,
     s.end_line,
-    s.part
+    s.part,
+    s.name_line
 from codesift.files as f
 inner join codesift.repositories as r on f.tenant_id = r.tenant_id and f.repository_id = r.id
 inner join codesift.code_symbols as s on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha

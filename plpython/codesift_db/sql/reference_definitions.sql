@@ -13,7 +13,8 @@ select
     s.parent,
     s.start_line,
     s.end_line,
-    s.part
+    s.part,
+    s.name_line
 from codesift.code_symbols as s
 inner join codesift.files as f on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
 inner join codesift.repositories as r on f.tenant_id = r.tenant_id and f.repository_id = r.id
