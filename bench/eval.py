@@ -20,9 +20,10 @@ finished query is appended to FILE, and a rerun resumes after the queries it hol
 Arms: `lexical` (BM25 alone), `lexical_tsrank` (ts_rank_cd), `dense`, `hybrid` (RRF +
 recency), all stage 1 (hybrid_search; files ranked by first appearance among its rows);
 `pack` (pack_context at --budget: hybrid + graph + pruning + packing; files in order of
-first packed row) and `peer` (the peer's published file-level hybrid query, re-created over
-our schema: see PEER_SQL). `peer_lexical` and `peer_dense` (its two legs alone) can be
-asked for with --arms.
+first packed row; context_recall counts the code packed, pack_reach also the names its
+outline items list: bench/eval_metrics.py) and `peer` (the peer's published file-level
+hybrid query, re-created over our schema: see PEER_SQL). `peer_lexical` and `peer_dense`
+(its two legs alone) can be asked for with --arms.
 
 `bm25_files` is the plain baseline: codesift._bm25_files over the question's OR terms, file
 level, nothing else.
@@ -86,7 +87,12 @@ ENGINES = {
     # each off alone against the defaults, in which file evidence is off (DEFAULT_OFF)
     **{f"no-{f}": (",".join(dict.fromkeys([f, *DEFAULT_OFF])), "") for f in FEATURES},
     "with-evidence": ("none", ""),  # every feature on, file evidence included
+    # the defaults with outline items in the pack (off by default)
+    "with-outline": (",".join(f for f in DEFAULT_OFF if f != "outline"), ""),
     **{f"fusion-{f}": ("", f) for f in FUSIONS},
+    # the defaults with the learned ranker of each repository (--ranker-models: its model,
+    # set per query as codesift.ranker_model; the other engines rank without one)
+    "ranker": ("", ""),
 }
 ENGINE_FREE = ("peer", "peer_lexical", "peer_dense", "bm25_files")  # arms no setting changes
 BM25_FILES_SQL = """
@@ -165,7 +171,7 @@ order by rank
 """
 
 PACK_SQL = """
-select path, start_line, end_line, symbol, kind, tokens
+select path, start_line, end_line, symbol, kind, tokens, why->'outlined'
 from codesift.pack_context(%(query)s, repo => %(repo)s, ref => %(ref)s,
     token_budget => %(budget)s,
     query_embedding => %(embedding)s::vector, dense_weight => %(dw)s{recency})
@@ -463,7 +469,19 @@ def explain_miss(
 
 
 def _rows(cur_rows) -> list[m.Row]:
-    return [m.Row(r[0], r[1], r[2], r[4], r[3], r[5] if len(r) > 5 else None) for r in cur_rows]
+    """Rows of (path, start_line, end_line, symbol, kind[, tokens[, outlined names]])."""
+    return [
+        m.Row(
+            r[0],
+            r[1],
+            r[2],
+            r[4],
+            r[3],
+            r[5] if len(r) > 5 else None,
+            tuple(m.Listed(**e) for e in r[6] or ()) if len(r) > 6 else (),
+        )
+        for r in cur_rows
+    ]
 
 
 def run_arm(conn, arm: str, q: Query, embedding: str | None, tenant_id: int, args) -> list:
@@ -524,6 +542,7 @@ class Options:
         None  # arms run under engines other than baseline/default (None: all)
     )
     checkpoint: str | None = None  # JSON lines of finished queries: a rerun resumes after them
+    ranker_models: dict = field(default_factory=dict)  # repository -> model (engine ranker)
 
 
 def _read_checkpoint(path: str | None, labels: list) -> dict[str, tuple[dict, dict]]:
@@ -588,11 +607,27 @@ def set_engine(conn, engine: str) -> None:
     conn.execute("select set_config('codesift.fusion', %s, false)", (fusion,))
 
 
+def set_ranker_model(conn, engine: str, q: Query, opts: Options) -> None:
+    """The `ranker` engine's model of the query's repository (none for the other engines)."""
+    model = (
+        opts.ranker_models.get(_short(q.target.source or q.target.name))
+        if engine == "ranker"
+        else None
+    )
+    if engine == "ranker" and model is None:
+        raise SystemExit(f"no ranker model for {q.target.name} in --ranker-models")
+    conn.execute(
+        "select set_config('codesift.ranker_model', %s, false)",
+        (json.dumps(model) if model else "",),
+    )
+
+
 def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[dict, dict]:
     """Index what is needed, run every query through every arm; (report, details)."""
     targets = {id(q.target): q.target for q in queries}.values()
     for target in targets:
-        target.tenant = opts.tenant or f"eval-{_short(target.source or target.name)}"
+        tenant = opts.tenant or "eval-{repository}"
+        target.tenant = tenant.replace("{repository}", _short(target.source or target.name))
         resolve_commit(target)
         if opts.index:
             done = ensure_indexed(dsn, target, target.tenant, opts.embed, opts.progress)
@@ -642,6 +677,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
             }
             for label, arm, engine in labels:
                 set_engine(conn, engine)
+                set_ranker_model(conn, engine, q, opts)
                 # the engine embeds the question itself (a long one's digest) unless it reads
                 # questions as the baseline does: then the harness's embedding of the whole text
                 own = (
@@ -667,6 +703,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
                     "files": result.files[:10],
                     "symbol_hit": result.symbol_hit,
                     "context_recall": result.context_recall,
+                    "pack_reach": result.pack_reach,
                     "tokens": result.tokens,
                     "ms": round(ms, 1),
                 }
@@ -821,7 +858,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--name", help="repository name in the database (default: from corpus)")
     parser.add_argument(
-        "--tenant", help="tenant to index into (default: eval-<repository>, one per repository)"
+        "--tenant",
+        help="tenant to index into (default: eval-{repository}, one per repository; "
+        "{repository} is replaced by the repository's name)",
     )
     parser.add_argument(
         "--arms",
@@ -858,6 +897,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="append each finished query to FILE (JSON lines); a rerun with the same FILE and "
         "arms skips the queries it holds (resume after a crash or a stop)",
+    )
+    parser.add_argument(
+        "--ranker-models",
+        metavar="FILE",
+        help="JSON {repository: model} for the ranker engine (bench/ranker_bench.py --models)",
     )
     parser.add_argument("--no-index", action="store_true", help="do not index, query as is")
     parser.add_argument("--no-embed", action="store_true", help="index without embeddings")
@@ -911,6 +955,9 @@ def main(argv: list[str] | None = None) -> int:
         engines=engines,
         engine_arms=tuple(a for a in args.engine_arms.split(",") if a),
         checkpoint=args.checkpoint,
+        ranker_models=json.loads(Path(args.ranker_models).read_text())
+        if args.ranker_models
+        else {},
     )
     started = time.monotonic()
     report, details = evaluate(dsn, queries, opts, log=console.print)

@@ -8,12 +8,17 @@ Definitions (issue 5):
   lenient matching compares base names (``lib/utils.js`` matches ``utils.js`` anywhere),
   as the peer scored its benchmark.
 * Symbol-level R@5 (queries with gold symbols only): among the arm's first five symbol
-  rows (rows whose kind is not ``file``), one lies on a gold symbol's path and its line
-  range overlaps the gold symbol's range.
-* Context recall (the ``pack`` arm): the fraction of gold items (gold files, and gold
-  symbols when the query has them) whose code appears in the packed rows: a gold file
-  counts when any packed row is on that path, a gold symbol when a packed row on its path
-  overlaps its line range.
+  rows (rows whose kind is not ``file`` or ``outline``), one lies on a gold symbol's path
+  and its line range overlaps the gold symbol's range.
+* Context recall (the ``pack`` arm; strict): the fraction of gold items (gold files, and
+  gold symbols when the query has them) whose code appears in the packed rows: a gold file
+  counts when any packed row of code (not an outline) is on that path, a gold symbol when
+  such a row on its path overlaps its line range.
+* Pack reach (the ``pack`` arm): the same fraction, counting also what the pack's outline
+  items (kind ``outline``: the signatures of a file's definitions the pack left out) name:
+  a gold file counts when any packed row, an outline included, is on that path; a gold
+  symbol when its code is packed or an outline on its path lists its name (or, for the
+  lines before a file's first definition, its imports, lists that header's line range).
 
 Every aggregate is a fraction in 0..1 (or None when no query defines it).
 """
@@ -34,8 +39,21 @@ METRIC_KEYS = (
     "mrr_lenient",
     "symbol_r5",
     "context_recall",
+    "pack_reach",
     "tokens",
 )
+OUTLINE = "outline"  # the kind of a packed outline item (it holds names, not code)
+HEADER = "header"  # an outline's entry for the lines before the file's first definition
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One entry of an outline item: a definition (its qualified name) or the file's header."""
+
+    name: str | None
+    kind: str
+    start_line: int
+    end_line: int
 
 
 @dataclass(frozen=True)
@@ -48,6 +66,7 @@ class Row:
     kind: str | None = None
     symbol: str | None = None
     tokens: int | None = None
+    outlined: tuple[Listed, ...] = ()  # an outline row: what it lists
 
 
 @dataclass(frozen=True)
@@ -71,6 +90,7 @@ class QueryResult:
     rank_lenient: int | None
     symbol_hit: bool | None = None
     context_recall: float | None = None
+    pack_reach: float | None = None
     context_hit: bool | None = None
     tokens: int | None = None
     extra: dict = field(default_factory=dict)
@@ -133,20 +153,58 @@ def symbol_hit(rows: Sequence[Row], gold: Sequence[GoldSymbol], k: int = 5) -> b
     """Whether one of the first k symbol rows overlaps a gold symbol; None without gold."""
     if not gold:
         return None
-    symbols = [r for r in rows if r.kind != "file"][:k]
+    symbols = [r for r in rows if r.kind not in ("file", OUTLINE)][:k]
     return any(_row_covers(r, g) for r in symbols for g in gold)
 
 
 def context_recall(
     packed: Sequence[Row], gold_files: Sequence[str], gold_symbols: Sequence[GoldSymbol] = ()
 ) -> float | None:
-    """Fraction of gold files and gold symbols whose code the packed rows contain."""
+    """Fraction of gold files and gold symbols whose code the packed rows contain (strict:
+    outline rows hold no code)."""
+    items = len(set(gold_files)) + len(gold_symbols)
+    if items == 0:
+        return None
+    code = [r for r in packed if r.kind != OUTLINE]
+    paths = {r.path for r in code}
+    covered = sum(1 for f in set(gold_files) if f in paths)
+    covered += sum(1 for g in gold_symbols if any(_row_covers(r, g) for r in code))
+    return covered / items
+
+
+def _lists(entry: Listed, gold: GoldSymbol) -> bool:
+    if entry.kind == HEADER:  # the header's lines hold the gold's (its imports)
+        start, end = gold.start_line, gold.end_line
+        return (
+            start is not None
+            and end is not None
+            and entry.start_line <= start <= end <= entry.end_line
+        )
+    return entry.name is not None and names_match(entry.name, gold.name)
+
+
+def _outline_lists(row: Row, gold: GoldSymbol) -> bool:
+    return (
+        row.kind == OUTLINE and row.path == gold.path and any(_lists(e, gold) for e in row.outlined)
+    )
+
+
+def pack_reach(
+    packed: Sequence[Row], gold_files: Sequence[str], gold_symbols: Sequence[GoldSymbol] = ()
+) -> float | None:
+    """Fraction of gold files and gold symbols the pack reaches: a file when any packed row
+    (an outline too) is on it, a symbol when its code is packed or an outline lists it."""
     items = len(set(gold_files)) + len(gold_symbols)
     if items == 0:
         return None
     paths = {r.path for r in packed}
+    code = [r for r in packed if r.kind != OUTLINE]
     covered = sum(1 for f in set(gold_files) if f in paths)
-    covered += sum(1 for g in gold_symbols if any(_row_covers(r, g) for r in packed))
+    covered += sum(
+        1
+        for g in gold_symbols
+        if any(_row_covers(r, g) for r in code) or any(_outline_lists(r, g) for r in packed)
+    )
     return covered / items
 
 
@@ -170,7 +228,8 @@ def score_query(
     )
     if packed:
         result.context_recall = context_recall(rows, gold_files, gold_symbols)
-        result.context_hit = any(r.path in set(gold_files) for r in rows)
+        result.pack_reach = pack_reach(rows, gold_files, gold_symbols)
+        result.context_hit = any(r.path in set(gold_files) for r in rows if r.kind != OUTLINE)
         result.tokens = sum(r.tokens or 0 for r in rows)
     return result
 
@@ -190,6 +249,7 @@ def aggregate(results: Sequence[QueryResult]) -> dict:
 
     symbol = [1.0 if r.symbol_hit else 0.0 for r in results if r.symbol_hit is not None]
     recall = [r.context_recall for r in results if r.context_recall is not None]
+    reach = [r.pack_reach for r in results if r.pack_reach is not None]
     tokens = [float(r.tokens) for r in results if r.tokens is not None]
     return {
         "r1": frac(lambda r: hit_at(r.rank, 1)),
@@ -201,6 +261,7 @@ def aggregate(results: Sequence[QueryResult]) -> dict:
         "mrr_lenient": sum(reciprocal_rank(r.rank_lenient) for r in results) / n,
         "symbol_r5": _mean(symbol),
         "context_recall": _mean(recall),
+        "pack_reach": _mean(reach),
         "tokens": _mean(tokens),
     }
 

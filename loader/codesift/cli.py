@@ -495,6 +495,45 @@ def ask(
 
 
 @app.command()
+def learn(
+    path: RepoPath,
+    repo: Annotated[
+        str | None,
+        typer.Option(help="Repository name in codesift (default: the folder's name)."),
+    ] = None,
+    tenant: Annotated[str, typer.Option(help="Tenant that owns the index.")] = "default",
+    ref: Annotated[
+        str | None, typer.Option(help="Indexed ref to train for (default: the default ref).")
+    ] = None,
+    commits: Annotated[
+        int, typer.Option(help="Mine at most this many commits before the indexed one.")
+    ] = 2_000,
+    questions: Annotated[
+        int, typer.Option(help="Train on the newest this many commits that changed code.")
+    ] = 300,
+) -> None:
+    """Train the ref's learned ranker on its own history: each commit before the indexed
+    one is a question (its message) and its gold (the definitions it changed); the model
+    is stored in the database and orders pack_context's candidates for that ref."""
+    from . import git
+    from .learn import learn as run_learn
+
+    name = repo or git.repo_root(path).name
+    with db.connect(autocommit=True) as conn, db.acting_as_loader(conn):
+        s = run_learn(conn, path, name, tenant, ref, commits, questions, log=err.print)
+    m = s.mined
+    err.print(
+        f"mined {m.commits_read} new commits ({m.with_gold} changed definitions; "
+        f"{m.already} mined before; the ref keeps {m.kept}); asked {s.questions} questions "
+        f"in {s.ask_seconds:.1f}s, {s.examples} found gold; trained in {s.train_seconds:.2f}s"
+    )
+    for why in s.skipped:
+        err.print(why)
+    if s.stored:
+        err.print(f"stored the model ({s.model_bytes:,} bytes)")
+
+
+@app.command()
 def outline(
     path: Annotated[
         str,

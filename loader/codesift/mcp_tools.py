@@ -305,13 +305,19 @@ class SearchRow(BaseModel):
     start_line: int
     end_line: int
     symbol: str | None = Field(description="the definition the lines are, if any")
-    kind: str | None
+    kind: str | None = Field(
+        description="the definition's kind, 'file', or 'outline': the signatures of a file's "
+        "definitions the pack left out (find_symbol reads one)"
+    )
     blob_sha: str | None
     ref: str | None
     indexed_commit: str | None
     score: float
     tokens: int = Field(description="the item's share of the token budget")
-    truncated: bool = Field(description="only the leading lines are included")
+    truncated: bool = Field(
+        description="only the leading lines are included (an outline: not every definition "
+        "left out is listed)"
+    )
     citation: str = Field(description="'repo:path:start-end', as the text heads the item")
 
 
@@ -592,7 +598,9 @@ async def search_code(
     relevant code itself, ranked, de-duplicated and packed under a token budget, each
     piece headed by its citation '# repo:path:start-end (symbol)'. Use it instead of
     grep or reading many files when you need to know where or how something is done
-    ('where are redirects followed?'). Narrow with repo, path_prefix or language."""
+    ('where are redirects followed?'). Narrow with repo, path_prefix or language. Where
+    the database turns outlines on, a file the budget could not hold whole also comes as
+    an outline (kind 'outline'): its other definitions' signatures, for find_symbol."""
     ref = ctx.at(ref)
     repo, path_prefix = await _prefix(ctx, repo, path_prefix, ref)
     _, rows, notices = await ctx.query(

@@ -251,7 +251,7 @@ def _unknown_file(plpy, tenant, text, repo, ref, repos, usable: list[Reading]) -
     fail(plpy, f"no live file '{text}'{where}", hint=hint, sqlstate=UNDEFINED_OBJECT)
 
 
-def _symbols(plpy, tenant: int, shas: list[str], per_blob: int) -> dict[str, list[dict]]:
+def blob_symbols(plpy, tenant: int, shas: list[str], per_blob: int) -> dict[str, list[dict]]:
     """The stored symbols of each blob in file order (no bodies), at most per_blob each."""
     rows = plans.run(
         plpy,
@@ -267,7 +267,7 @@ def _symbols(plpy, tenant: int, shas: list[str], per_blob: int) -> dict[str, lis
 
 def file_outline(plpy, path, repo, ref=None) -> list[dict]:
     tenant, repository, f = _resolve_file(plpy, path, repo, ref)
-    rows = _symbols(plpy, tenant, [f["blob_sha"]], OUTLINE_READ)[f["blob_sha"]]
+    rows = blob_symbols(plpy, tenant, [f["blob_sha"]], OUTLINE_READ)[f["blob_sha"]]
     nested = nest(rows)
     name, file_path = repository["name"], f["path"]
     if len(nested) > MAX_OUTLINE_ROWS:
@@ -503,7 +503,7 @@ def _pack(plpy, tenant, ranked, centrality, order, names, token_budget) -> list[
             plpy.notice(f"the map stopped after {MAP_SECONDS:g} s with {len(out)} files packed")
             break
         batch = ranked[start : start + MAP_BATCH]
-        symbols = _symbols(plpy, tenant, [f["blob_sha"] for f in batch], MAP_SYMBOLS_PER_FILE)
+        symbols = blob_symbols(plpy, tenant, [f["blob_sha"] for f in batch], MAP_SYMBOLS_PER_FILE)
         for i, f in enumerate(batch):
             rows = symbols[f["blob_sha"]]
             nested = map_symbols(f["path"], nest(rows))

@@ -45,8 +45,9 @@ begin
 end
 $$;
 
--- pack_context_flat before `degraded` (its last column, why the answer is degraded):
--- the same arguments with another result cannot be replaced.
+-- pack_context_flat before `degraded` (why the answer is degraded) or before `outline` and
+-- `outlined` (an outline item's why and names), its last columns: the same arguments with
+-- another result cannot be replaced.
 do $$
 declare
     fn constant text := 'codesift.pack_context_flat(text, text, integer, text, text, text[], '
@@ -57,7 +58,7 @@ begin
         select from pg_catalog.pg_proc as p
         where
             p.oid = to_regprocedure(fn)
-            and not 'degraded' = any(p.proargnames)
+            and not 'outlined' = any(p.proargnames)
     ) then
         execute 'drop function ' || fn;
     end if;
@@ -165,7 +166,10 @@ comment on function codesift.pack_context(
 ) is
 'The code a coding agent needs for a question: hybrid search, import-graph walk, Jaccard '
 'pruning and token packing under token_budget; one row per packed item with why it was '
-'chosen (why), its blob''s language and its citation (repository:path:start-end).';
+'chosen (why), its blob''s language and its citation (repository:path:start-end). A '
+'candidate file the pack cannot hold whole also gets an item of kind outline: the '
+'signatures of the definitions left out (why.outline says why, why.outlined lists each '
+'one''s name, kind and lines), within the same budget.';
 
 -- pack_context for BI tools and plain SQL: the same rows with each key of `why` a typed
 -- column of its own (the keys' names; pipeline/rows.py why()).
@@ -196,7 +200,7 @@ returns table (
     recency double precision, age_days double precision, path_prior double precision,
     file_kind text, file_support double precision, mention_rank integer, graph_hop integer,
     graph_path text[], graph_edges text[], stands_in_for_file text, called_by text,
-    degraded text
+    degraded text, outline text, outlined jsonb
 )
 language plpython3u
 volatile
@@ -220,8 +224,8 @@ comment on function codesift.pack_context_flat(
 ) is
 'pack_context for BI tools: the same rows and arguments, with each key of why a typed '
 'column (lexical_rank, dense_rank, rrf, recency, path_prior, file_kind, graph_hop, '
-'called_by, ...) instead of the jsonb, and degraded (why the answer is degraded: '
-'''code: detail'' each, ''; '' between, null when not); select * from '
+'called_by, outline, outlined, ...) instead of the jsonb, and degraded (why the answer '
+'is degraded: ''code: detail'' each, ''; '' between, null when not); select * from '
 'codesift.pack_context_flat(''q'', repo => ''r'').';
 
 create or replace function codesift.pack_context_text(

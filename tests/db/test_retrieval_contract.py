@@ -312,6 +312,8 @@ def test_pack_context_flat_spreads_why_into_typed_columns(db, app_repo):
 
 PACK_STAGES = ["prepare", "question", "legs", "mentions", "fusion", "hydrate", "consensus"]
 PACK_STAGES += ["recency", "graph", "standins", "callees", "fill", "languages"]
+PACK_STAGES += ["outline"]  # a pack's outline items (pipeline/outlines.py)
+PACK_STAGES += ["rerank"]  # the learned ranker, timed also without a model (pipeline/rerank.py)
 
 
 def test_explain_context_says_where_the_time_went(db, app_repo):

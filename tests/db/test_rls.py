@@ -16,6 +16,8 @@ TENANT_TABLES = [
     "file_edges",
     "embeddings",
     "code_references",
+    "history_pairs",
+    "ranker_models",
 ]
 # keyed by tenant_id but read by another key before a tenant is set: policies of their own
 OWN_POLICIES = {"tenant_roles", "mcp_tokens"}
@@ -59,6 +61,17 @@ def _seed(db, name: str) -> int:
         "insert into code_references (tenant_id, blob_sha, name, line, is_call)"
         " values (%s, %s, 'total', 1, false)",
         (tenant, sha),
+    )
+    # the learned ranker's pairs and model (025-ranker.sql)
+    db.execute(
+        "insert into history_pairs (tenant_id, repository_id, commit_sha, committed_at,"
+        " question, gold) values (%s, %s, %s, now(), 'fix total', '[]')",
+        (tenant, repo, sha),
+    )
+    db.execute(
+        "insert into ranker_models (tenant_id, repository_id, model, trained_through, pairs)"
+        " values (%s, %s, '{}', %s, 0)",
+        (tenant, repo, sha),
     )
     # a stored vector, under the same key in both tenants: keys never cross tenants
     db.execute(

@@ -5,6 +5,7 @@ import pytest
 from bench.eval_metrics import (
     METRIC_KEYS,
     GoldSymbol,
+    Listed,
     Row,
     aggregate,
     context_hit_rate,
@@ -14,6 +15,7 @@ from bench.eval_metrics import (
     hit_at,
     names_match,
     overlaps,
+    pack_reach,
     reciprocal_rank,
     report,
     score_query,
@@ -87,6 +89,57 @@ def test_context_recall_counts_files_and_symbols():
     assert context_recall([Row("a.py", 30, 40, "function")], ["a.py"], GOLD) == 0.5
 
 
+LISTED = (
+    Listed(None, "header", 1, 8),
+    Listed("Cls", "class", 10, 80),
+    Listed("Cls.f", "method", 10, 20),
+    Listed("helper", "function", 82, 90),
+)
+OUTLINE_A = Row("a.py", 1, 90, "outline", None, 12, LISTED)
+
+
+def test_an_outline_holds_no_code_for_strict_recall():
+    gold = [GoldSymbol("a.py", "Cls.f", 10, 20)]
+    # the outline's lines span the gold symbol and it lists its name: still no code packed
+    assert context_recall([OUTLINE_A], ["a.py"], gold) == 0.0
+    assert (
+        context_recall([OUTLINE_A, Row("a.py", 30, 40, "method", "Cls.g")], ["a.py"], gold) == 0.5
+    )
+
+
+def test_pack_reach_counts_the_names_an_outline_lists():
+    gold = [GoldSymbol("a.py", "Cls.f", 10, 20), GoldSymbol("a.py", "other", 50, 60)]
+    # the file (an outline is on it) and Cls.f (listed); `other` is neither packed nor listed
+    assert pack_reach([OUTLINE_A], ["a.py"], gold) == pytest.approx(2 / 3)
+    # a bare gold name matches the qualified one listed, and the other way round
+    assert pack_reach([OUTLINE_A], [], [GoldSymbol("a.py", "f", 10, 20)]) == 1.0
+    assert pack_reach([OUTLINE_A], [], [GoldSymbol("a.py", "Mod.helper", 1, 2)]) == 1.0
+    # an outline of another file, or a name that only ends the same way, reaches nothing
+    elsewhere = Row("b.py", 1, 90, "outline", None, 12, LISTED)
+    assert pack_reach([elsewhere], ["a.py"], gold) == 0.0
+    assert pack_reach([OUTLINE_A], [], [GoldSymbol("a.py", "Cls.ff", 10, 20)]) == 0.0
+    # code packed reaches as it covers; without an outline reach is strict recall
+    body = Row("a.py", 50, 60, "function", "other", 40)
+    assert pack_reach([body, OUTLINE_A], ["a.py"], gold) == 1.0
+    assert pack_reach([body], ["a.py"], gold) == context_recall([body], ["a.py"], gold)
+    assert pack_reach([], [], []) is None
+
+
+def test_an_outline_s_header_reaches_the_import_lines_it_holds():
+    imports = GoldSymbol("a.py", "imports", 2, 6)
+    assert pack_reach([OUTLINE_A], [], [imports]) == 1.0
+    # lines past the header, or a gold known only by name, are not reached by it
+    assert pack_reach([OUTLINE_A], [], [GoldSymbol("a.py", "imports", 2, 12)]) == 0.0
+    assert pack_reach([OUTLINE_A], [], [GoldSymbol("a.py", "imports")]) == 0.0
+    # a definition's span holding the gold's lines is no header: it reaches by name only
+    assert pack_reach([OUTLINE_A], [], [GoldSymbol("a.py", "other", 12, 14)]) == 0.0
+
+
+def test_an_outline_row_is_no_symbol_hit():
+    gold = [GoldSymbol("a.py", "Cls.f", 10, 20)]
+    assert symbol_hit([OUTLINE_A], gold) is False
+
+
 def test_score_query_ranks_files_by_first_appearance_and_cuts_at_k():
     rows = [
         Row("x.py", 1, 2, "function"),
@@ -106,9 +159,14 @@ def test_score_query_ranks_files_by_first_appearance_and_cuts_at_k():
 def test_score_query_packed_reports_recall_and_tokens():
     rows = [Row("a.py", 10, 12, "function", "f", 40), Row("y.py", 1, 5, "file", None, 60)]
     r = score_query(rows, ["a.py", "z.py"], [], packed=True)
-    assert r.context_recall == 0.5
+    assert r.context_recall == 0.5 and r.pack_reach == 0.5
     assert r.context_hit is True
     assert r.tokens == 100
+    # an outline of the missing gold file: reached, not packed; its tokens count
+    mapped = score_query(
+        [*rows, Row("z.py", 1, 9, "outline", None, 7)], ["a.py", "z.py"], [], packed=True
+    )
+    assert (mapped.context_recall, mapped.pack_reach, mapped.tokens) == (0.5, 1.0, 107)
 
 
 def test_aggregate_fractions():
@@ -125,6 +183,7 @@ def test_aggregate_fractions():
     assert agg["r10"] == 0.75
     assert agg["mrr"] == pytest.approx((1 + 0.5 + 1 / 7) / 4)
     assert agg["symbol_r5"] is None and agg["context_recall"] is None and agg["tokens"] is None
+    assert agg["pack_reach"] is None
     assert all(0 <= agg[k] <= 1 for k in ("r1", "r5", "r10", "mrr", "r1_lenient", "mrr_lenient"))
     assert aggregate([]) == dict.fromkeys(METRIC_KEYS)
 
@@ -141,7 +200,7 @@ def test_aggregate_lenient_and_pack_metrics():
     agg = aggregate(results)
     assert (agg["r1"], agg["r1_lenient"]) == (0.0, 0.5)
     assert agg["mrr"] == 0.25 and agg["mrr_lenient"] == 0.5
-    assert agg["context_recall"] == 0.5
+    assert agg["context_recall"] == 0.5 and agg["pack_reach"] == 0.5
     assert agg["tokens"] == 7.5
     assert context_hit_rate(results) == 0.5
 

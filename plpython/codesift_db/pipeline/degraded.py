@@ -9,6 +9,8 @@ Each reason is {"code": ..., "detail": ...}; the codes:
   question_script          the built-in (English) model and a question mostly in another
                            script
   not_indexed, stale_index, replica_lag   scope.py's freshness notices
+  ranker_model             the ref's learned ranker model cannot be read: ranked without
+                           it (rerank.py)
 """
 
 import unicodedata

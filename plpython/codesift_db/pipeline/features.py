@@ -27,11 +27,17 @@ FEATURES = (
     "references",  # a use of an imported name to the file defining it
     "co_change",  # files changed in the same commits
     "calls",  # the definitions the best candidate symbols call (pipeline/callees.py)
+    # a candidate file the pack cannot hold whole gets an outline item (pipeline/outlines.py)
+    "outline",
+    # the learned ranker's order, when the ref has a model (pipeline/rerank.py)
+    "ranker",
 )
 FUSIONS = ("rrf", "rrf_k", "guard", "convex")
-# off unless asked for (codesift.retrieval_off = none): on the SWE-bench instances, lexical
-# arms, file evidence cost pack context recall (.754 -> .717) for MRR +.006
-DEFAULT_OFF = frozenset({"evidence"})
+# off unless asked for (codesift.retrieval_off names what stays off, e.g. 'evidence' turns
+# outlines on): file evidence cost pack context recall for little MRR on the SWE-bench
+# instances; outlines raised pack reach but cost strict recall on pylint and gin and add a
+# stage's worth of latency (bench/results/quality-*-reach.txt)
+DEFAULT_OFF = frozenset({"evidence", "outline"})
 # chosen by measurement (bench/results/quality-*.json): on express-10 and gin-23 only RRF
 # k = 60 kept every arm at or above the engine before; rrf_k, guard and convex each lost an
 # arm on one of them (guard was best on the SWE-bench split but lost gin's Acc@5)

@@ -15,8 +15,10 @@ from .timing import StageTimes
 
 def why(item: dict, degraded: list[dict]) -> dict:
     """Why a candidate was chosen: each leg's rank and score, RRF, recency, prior, graph;
-    and why the whole answer is degraded (`degraded`, the same on every row of a call:
-    degraded.py's reasons, [] when none)."""
+    why the whole answer is degraded (`degraded`, the same on every row of a call:
+    degraded.py's reasons, [] when none); for an outline item, why it was packed and what
+    it lists (`outline`; `outlined`: each entry's name, kind and lines; null on other
+    items)."""
     return {
         "lexical_rank": item.get("lexical_rank"),
         "lexical_score": item.get("lexical_score"),
@@ -36,6 +38,9 @@ def why(item: dict, degraded: list[dict]) -> dict:
         "stands_in_for_file": item.get("via_file"),
         "called_by": item.get("called_by"),
         "degraded": degraded,
+        # an outline item (pipeline/outlines.py): why it was packed, what it lists
+        "outline": item.get("outline"),
+        "outlined": item.get("outlined"),
     }
 
 
@@ -88,11 +93,24 @@ def degraded_text(notes: list[dict]) -> str | None:
 
 def pack_flat_rows(plpy, p: Params) -> list[dict]:
     """pack_context's rows with each key of `why` a column of its own instead (same names;
-    `degraded` as text, degraded_text)."""
+    `degraded` as text, degraded_text; `outlined` as jsonb)."""
     notes: list[dict] = []
     packed = _packed(plpy, p, notes)
     flat = degraded_text(notes)
-    return [{**row, **_where(item), **why(item, notes), "degraded": flat} for row, item in packed]
+    return [
+        {
+            **row,
+            **_where(item),
+            **why(item, notes),
+            "degraded": flat,
+            "outlined": _json(item.get("outlined")),
+        }
+        for row, item in packed
+    ]
+
+
+def _json(value) -> str | None:
+    return None if value is None else json.dumps(value)
 
 
 def explain_rows(plpy, p: Params) -> list[dict]:

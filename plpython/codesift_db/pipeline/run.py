@@ -1,7 +1,7 @@
 """The stages in order: hybrid (stage 1: validated, scoped, fused, hydrated, recency-decayed
 candidates; all hybrid_search runs) and run (then the graph, the stand-ins, the callees,
-pruning and packing; what pack_context and explain_context run). Every stage after fusion
-is `stage(plpy, req, items)` (request.py)."""
+pruning, packing and the outlines; what pack_context and explain_context run). Every stage
+after fusion is `stage(plpy, req, items)` (request.py)."""
 
 from dataclasses import replace
 
@@ -15,16 +15,18 @@ from .graph import expand_graph
 from .hydrate import hydrate
 from .legs import legs
 from .mentions import mention_legs
+from .outlines import fill_with_outlines
 from .params import Params, validate
 from .query import query_vector, terms
 from .recency import apply_recency
 from .request import Request
+from .rerank import rerank
 from .scope import resolve_scope
 from .standins import EXPANDED, TOO_BIG, split_big_files
 from .timing import StageTimes, stage_name
 
-# after fusion, for every call
-SEARCH_STAGES = (hydrate, consensus, apply_recency)
+# after fusion, for every call (rerank: the learned ranker, on when the ref has a model)
+SEARCH_STAGES = (hydrate, consensus, apply_recency, rerank)
 # then, for a call that packs
 PACK_STAGES = (expand_graph, split_big_files, add_callees)
 LANGUAGE_TYPES = ["bigint", "text[]"]
@@ -140,8 +142,17 @@ def _run(plpy, req: Request) -> list[dict]:
     expanded = [i for i in ordered if i.get("decision") in (EXPANDED, TOO_BIG)]
     # the pack feature: overlap judged by an item's own lines, the best files covered first
     assert p.jaccard_threshold is not None  # validated when the call packs
-    with times.stage("fill"):
-        packed = fill(candidates, req.budget, p.jaccard_threshold, req.on("pack"))
+    threshold = p.jaccard_threshold
+
+    def bodies(budget: int) -> list[dict]:
+        with times.stage("fill"):
+            return fill(candidates, budget, threshold, req.on("pack"))
+
+    # the outline feature: a candidate file the pack cannot hold whole gets an outline too
+    if req.on("outline"):
+        packed = fill_with_outlines(plpy, req, ordered, bodies)
+    else:
+        packed = bodies(req.budget)
     for item in expanded:
         item.update(packing.NOT_PACKED)
     result = sorted(packed + expanded, key=order)

@@ -1,0 +1,73 @@
+"""The learned ranker's stage (issue 33), the last of stage 1 (so hybrid_search ranks by it,
+and the graph walk, the stand-ins and the callees start from its order): when the one
+repository in scope has a model (codesift.ranker_models, trained on its own history by
+`codesift learn`: loader/codesift/learn.py), every candidate's score becomes the model's
+score of its features (ranker/features.py), so the order changes but no candidate is added
+or dropped. Without a model, with several repositories in scope (their models' scores do
+not compare) or with the feature `ranker` off, nothing changes. A model that cannot be read
+leaves the stage off with a degraded notice (`ranker_model`).
+
+For evaluation a session may instead name a model in the setting codesift.ranker_model (its
+JSON, as stored): it ranks only that session's answers, for a database that holds no
+model (bench/eval.py's `ranker` engine). A database migrated before the models' table
+existed has no stored model."""
+
+from __future__ import annotations
+
+import math
+
+from .. import plans
+from ..ranker import features
+from ..ranker.model import ModelError, parse
+from .degraded import note
+from .request import Request
+
+TYPES = ["bigint", "bigint[]"]
+RANKED = 200  # the best candidates by base score the model orders (learn.py asks as many)
+MAX_MODEL_CHARS = 262_144  # the stored column's bound (sql/incremental/025-ranker.sql)
+SESSION = (
+    "select nullif(current_setting('codesift.ranker_model', true), '') as model,"
+    " to_regclass('codesift.ranker_models') is not null as stored"
+)
+
+
+def rerank(plpy, req: Request, items: dict) -> None:
+    if not req.on("ranker") or len(req.repos) != 1 or not items:
+        return
+    session = plans.run(plpy, SESSION)[0]
+    raw, whose = session["model"], "this session's codesift.ranker_model"
+    if not raw and session["stored"]:
+        rows = plans.run(plpy, plans.load("ranker_models"), TYPES, [req.tenant, req.repo_ids])
+        raw = rows[0]["model"] if rows else None
+        whose = f"{req.repos[0]['name']}'s stored model"
+    if not raw:
+        return
+    try:
+        if len(raw) > MAX_MODEL_CHARS:
+            raise ModelError(f"over {MAX_MODEL_CHARS:,} characters")
+        model = parse(raw)
+    except ModelError as exc:
+        note(
+            plpy,
+            req.degraded,
+            "ranker_model",
+            f"the learned ranker's model ({whose}) cannot be used ({exc}): "
+            "ranked without it (codesift learn trains it again)",
+        )
+        return
+    by_base = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))
+    ranked, rest = by_base[:RANKED], by_base[RANKED:]
+    vectors = features.vectors(req.params.query, [features.view(i) for i in ranked])
+    scores = model.score(vectors)
+    top = max(scores)
+    for item, s in zip(ranked, scores, strict=True):
+        item["base_score"] = item["score"]
+        # positive and in the order of the model's score; the best is 1
+        item["score"] = max(math.exp(s - top), 1e-300)
+    # the candidates below those the model was trained on keep their order, below them
+    if rest:
+        floor = min(i["score"] for i in ranked) / 2
+        best_rest = max(rest[0]["score"], 1e-300)
+        for item in rest:
+            item["base_score"] = item["score"]
+            item["score"] = floor * item["score"] / best_rest
