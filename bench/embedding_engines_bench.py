@@ -1,4 +1,5 @@
-"""Embedding throughput on real symbols: today's NumPy MiniLM against the ONNX Runtime engine.
+"""Embedding throughput on real symbols: the NumPy MiniLM, the ONNX Runtime engine (float32)
+and the int8 ONNX engine (per-channel MatMul weights), side by side.
 
     .venv/bin/python bench/embedding_engines_bench.py PATH_TO_A_GIT_REPOSITORY \
         [--symbols 1000] [--rounds 3] [--ref HEAD]
@@ -8,8 +9,14 @@ codesift's own extraction and builds the text the loader embeds for each (embedt
 first --symbols of them, then, in one process, alternates the engines round after round (the
 host drifts; a shared machine more so) and prints for each: texts/s (wall), CPU seconds per
 text (all threads; steadier when other work shares the cores), and the one-query latency.
-Vectors are checked against each other (min cosine over every symbol) and against the committed
+Vectors are checked against each other (cosine over every symbol) and against the committed
 sentence-transformers fixture (tests/unit/minilm_reference.json).
+
+Retrieval, not only cosine: each Python function with a docstring is a query (the docstring's
+first paragraph) for that function's text without its docstring, among all of them; the MRR
+is printed for float32 documents, int8 documents, and half of each, all asked with float32
+queries (the database embeds queries with the NumPy pass), and for int8 queries on int8
+documents.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
 import statistics
 import subprocess
 import sys
@@ -59,6 +68,37 @@ def real_symbols(repo: str, ref: str, limit: int) -> list[str]:
             if len(texts) == limit:
                 return texts
     return texts
+
+
+_DOCSTRING = re.compile(r'[rRbBuU]?("""|\'\'\')(.*?)\1', re.S)
+
+
+def docstring_pairs(repo: str, ref: str, limit: int) -> tuple[list[str], list[str]]:
+    """(queries, documents): the first paragraph of each Python function's docstring and the
+    function's embedding text with its docstring taken out, for the first `limit` of them."""
+    paths = git(repo, "ls-tree", "-r", "--name-only", ref).decode().splitlines()
+    queries: list[str] = []
+    documents: list[str] = []
+    for path in sorted(p for p in paths if p.endswith(".py")):
+        source = git(repo, "show", f"{ref}:{path}").decode("utf-8", "replace")
+        for s in extract_symbols(path, source):
+            doc = (s.get("docstring") or "").strip().split("\n\n")[0]
+            if s["kind"] not in ("function", "method") or len(doc) < 20:
+                continue
+            body = _DOCSTRING.sub("", s["body"], count=1)
+            documents.append(symbol_text(path, s["kind"], s["qualified_name"], None, body))
+            queries.append(" ".join(doc.split()))
+            if len(queries) == limit:
+                return queries, documents
+    return queries, documents
+
+
+def mrr(queries: np.ndarray, documents: np.ndarray) -> float:
+    """Mean reciprocal rank of document i for query i."""
+    scores = queries @ documents.T
+    own = scores[np.arange(len(scores)), np.arange(len(scores))][:, None]
+    ranks = 1 + (scores > own).sum(axis=1)
+    return float(np.mean(1.0 / ranks))
 
 
 def timed(encode, texts: list[str]) -> tuple[float, float, np.ndarray]:
@@ -126,16 +166,27 @@ def main() -> None:
     texts = real_symbols(args.repo, args.ref, args.symbols)
     numpy_model = minilm.get_model()
     start = time.perf_counter()
-    onnx_model = minilm_onnx.get_model()
+    onnx_model = minilm_onnx.OnnxMiniLM()
     build_s = time.perf_counter() - start
+    start = time.perf_counter()
+    int8_model = minilm_onnx.OnnxMiniLM(int8=True)
+    int8_build_s = time.perf_counter() - start
     tokens = [len(t) for t in numpy_model._token_ids(texts)]
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} cores, load average {load} before the run")
     print(f"repository: {args.repo} at {args.ref}: {len(texts)} symbols, word pieces mean ", end="")
     print(f"{statistics.mean(tokens):.0f}, max {max(tokens)}; {minilm._default_workers()} threads")
     print(f"onnx engine: graph built and session created in {build_s:.2f} s")
+    print(
+        f"int8 engine: graph built, quantized (or read from the cache), session in "
+        f"{int8_build_s:.2f} s"
+    )
 
-    engines = {"numpy (today)": numpy_model.encode, "onnx runtime": onnx_model.encode}
+    engines = {
+        "numpy": numpy_model.encode,
+        "onnx fp32": onnx_model.encode,
+        "onnx int8": int8_model.encode,
+    }
     results: dict[str, dict[str, list[float]]] = {
         name: {"rate": [], "cpu": [], "query": []} for name in engines
     }
@@ -151,27 +202,57 @@ def main() -> None:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average after the run: {load}")
 
-    old, new = (results[n] for n in engines)
-    print(f"{'':28}{'numpy (today)':>16}{'onnx runtime':>16}{'new/old':>10}")
-    rows = [
-        ("throughput (texts/s)", "rate", lambda o, n: n / o),
-        ("CPU s per text", "cpu", lambda o, n: o / n),
-        ("one query (ms, p50)", "query", lambda o, n: o / n),
-    ]
-    for label, key, ratio in rows:
-        o, n = statistics.median(old[key]), statistics.median(new[key])
-        print(f"{label:28}{o:>16.3f}{n:>16.3f}{ratio(o, n):>9.2f}x")
-    print("(ratios: how many times better the new engine is; CPU and query: old / new)")
+    med = {n: {k: statistics.median(v) for k, v in r.items()} for n, r in results.items()}
+    header = "".join(f"{n:>13}" for n in engines)
+    print(f"{'':24}{header}{'int8/fp32':>11}{'int8/numpy':>11}")
+    for label, key in (
+        ("throughput (texts/s)", "rate"),
+        ("CPU s per text", "cpu"),
+        ("one query (ms, p50)", "query"),
+    ):
+        values = "".join(f"{med[n][key]:>13.3f}" for n in engines)
+
+        def better(old: str, key: str = key) -> float:
+            o, n = med[old][key], med["onnx int8"][key]
+            return n / o if key == "rate" else o / n
+
+        print(f"{label:24}{values}{better('onnx fp32'):>10.2f}x{better('numpy'):>10.2f}x")
+    print("(ratios: how many times better int8 is; CPU and query: old / new)")
     for name in engines:
         each = " ".join(f"{x:.2f}" for x in results[name]["rate"])
         print(f"  {name} texts/s per round: {each}")
-    a, b = vectors.values()
-    cos = (a * b).sum(axis=1)
-    print(f"cosine onnx vs numpy over {len(texts)} symbols: min {cos.min():.7f}")
+    fp32, int8 = vectors["onnx fp32"], vectors["onnx int8"]
+    cos = (vectors["numpy"] * fp32).sum(axis=1)
+    print(f"cosine onnx fp32 vs numpy over {len(texts)} symbols: min {cos.min():.7f}")
+    cos = (int8 * vectors["numpy"]).sum(axis=1)
+    print(
+        f"cosine onnx int8 vs numpy over {len(texts)} symbols: min {cos.min():.4f}, "
+        f"1st percentile {np.percentile(cos, 1):.4f}, mean {cos.mean():.4f}"
+    )
     for name, encode in engines.items():
         print(
             f"cosine vs the sentence-transformers fixture, {name}: min {fixture_cosine(encode):.7f}"
         )
+
+    queries, documents = docstring_pairs(args.repo, args.ref, args.symbols)
+    if len(queries) < 10:
+        return
+    q32 = numpy_model.encode(queries)
+    d32, d8 = numpy_model.encode(documents), int8_model.encode(documents)
+    q8 = int8_model.encode(queries)
+    half = np.array(random.Random(0).sample(range(len(documents)), len(documents) // 2))
+    mixed = d32.copy()
+    mixed[half] = d8[half]
+    print(f"docstring -> function retrieval, {len(queries)} Python functions (MRR):")
+    print(f"  fp32 queries, fp32 documents:        {mrr(q32, d32):.4f}")
+    print(f"  fp32 queries, int8 documents:        {mrr(q32, d8):.4f}")
+    print(f"  fp32 queries, half int8 half fp32:   {mrr(q32, mixed):.4f}")
+    print(f"  int8 queries, int8 documents:        {mrr(q8, d8):.4f}")
+    gap = (q32 * d8).sum(axis=1) - (q32 * d32).sum(axis=1)
+    print(
+        "  query-to-own-function similarity, int8 minus fp32 documents: "
+        f"mean {gap.mean():+.4f}, sd {gap.std():.4f}"
+    )
 
 
 if __name__ == "__main__":

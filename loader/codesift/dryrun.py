@@ -213,7 +213,11 @@ def _estimate(conn, tenant_id: int | None, texts: _Texts, clock) -> Embedding:
         extracted=texts.extracted,
         model=model,
     )
-    keys = {embedding_key(model, t): t for t in texts.texts}
+    try:
+        identity = embedders.vector_identity({**settings, "embedding_model": model})
+    except embedders.EmbedderUnavailable:
+        identity = model  # the estimate below says why the model cannot load
+    keys = {embedding_key(identity, t): t for t in texts.texts}
     stored = _stored_keys(conn, tenant_id, model, list(keys))
     missing = [t for k, t in keys.items() if k not in stored]
     # the texts not extracted (extrapolated symbols) have no key: counted as to compute

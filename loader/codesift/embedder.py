@@ -26,7 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from codesift_db.embed.embedders import EndpointUnreachable, InputRejected
+from codesift_db.embed.embedders import (
+    EmbedderUnavailable,
+    EndpointUnreachable,
+    InputRejected,
+    vector_identity,
+)
 from codesift_db.embedtext import embedding_key, file_text, symbol_text
 
 from . import db
@@ -281,6 +286,12 @@ class Embedding:
     ):
         self.model_name, self.dim = active_model(conn)
         self.settings = load_settings(conn)
+        # the name vectors are keyed under: the model's, or its int8 variant's (embedders)
+        try:
+            settings = {**self.settings, "embedding_model": self.model_name}
+            self.vector_identity = vector_identity(settings)
+        except EmbedderUnavailable as exc:
+            raise IndexingError(str(exc)) from None
         self.reuse = reuse  # False only to measure the cost of embedding every row
         self.backoff = backoff if backoff is not None else Backoff.from_env()
         self.log = log
@@ -323,7 +334,7 @@ class Embedding:
     ) -> tuple[list[str], dict[str, str]]:
         """The keys of `texts`, computing and storing the vectors the tenant lacks, and the
         error of each key whose text the endpoint refused."""
-        keys = [embedding_key(self.model_name, t) for t in texts]
+        keys = [embedding_key(self.vector_identity, t) for t in texts]
         known = {
             r[0]
             for r in conn.execute(KNOWN_KEYS, (tenant_id, self.model_name, keys)).fetchall()

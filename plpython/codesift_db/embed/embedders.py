@@ -123,11 +123,50 @@ def _bounded_number(settings: Mapping[str, str], key: str, default: float, top: 
 
 # --- the built-in MiniLM ---------------------------------------------------------------------
 
+ENGINE_ENV = "CODESIFT_EMBED_ENGINE"
+ENGINE_NUMPY = "numpy"  # the NumPy forward pass (always, inside PostgreSQL)
+ENGINE_ONNX = "onnx"  # ONNX Runtime, float32: the NumPy pass's vectors
+ENGINE_ONNX_INT8 = "onnx-int8"  # ONNX Runtime, MatMul weights in int8: close, not equal
+ENGINES = (ENGINE_NUMPY, ENGINE_ONNX, ENGINE_ONNX_INT8)
+DEFAULT_ENGINE = ENGINE_ONNX
+
+
+def builtin_engine(environ: Mapping[str, str] = os.environ) -> str:
+    """The engine the built-in MiniLM runs on in this process for many texts: NumPy inside
+    PostgreSQL; elsewhere $CODESIFT_EMBED_ENGINE (DEFAULT_ENGINE when unset), NumPy when
+    ONNX Runtime is not installed. Raises EmbedderUnavailable on an unknown name."""
+    if "plpy" in sys.modules:
+        return ENGINE_NUMPY
+    wanted = environ.get(ENGINE_ENV, "").strip() or DEFAULT_ENGINE
+    if wanted not in ENGINES:
+        raise EmbedderUnavailable(
+            f"{ENGINE_ENV}={wanted!r}: one of {', '.join(ENGINES)} (default {DEFAULT_ENGINE})"
+        )
+    if wanted == ENGINE_NUMPY:
+        return ENGINE_NUMPY
+    from . import minilm_onnx
+
+    return wanted if minilm_onnx.available() else ENGINE_NUMPY
+
+
+def vector_identity(settings: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> str:
+    """The name the vectors this process computes are stored under (embedtext.embedding_key):
+    the model's, but for the int8 engine, whose vectors are not the float32 ones and so are
+    never reused for, or taken from, a float32 run (codesift.embeddings)."""
+    model = settings.get("embedding_model") or ""
+    provider = (settings.get("embedding_provider") or BUILTIN).strip()
+    if provider == BUILTIN and builtin_engine(environ) == ENGINE_ONNX_INT8:
+        from . import minilm_onnx
+
+        return model + minilm_onnx.INT8_SUFFIX
+    return model
+
 
 class BuiltinMiniLM:
     """all-MiniLM-L6-v2 in this process: ONNX Runtime in the loader when installed (faster on
     many texts), the NumPy forward pass otherwise and always inside PostgreSQL (it shares the
-    memory-mapped weights between backends). Both give the same vectors."""
+    memory-mapped weights between backends). Both give the same vectors; the opt-in int8
+    engine (builtin_engine) gives close ones, stored under their own identity."""
 
     def __init__(self, settings: Mapping[str, str] | None = None) -> None:
         try:
@@ -150,23 +189,27 @@ class BuiltinMiniLM:
                 "installed in this Python (make install)"
             )
         self._minilm = minilm
+        self.engine = builtin_engine()
         self._engine: Any = None  # minilm.MiniLM or minilm_onnx.OnnxMiniLM, on first use
 
     def _model(self):
         if self._engine is None:
-            self._engine = self._minilm.get_model()
-            if "plpy" not in sys.modules and os.environ.get("CODESIFT_EMBED_ENGINE") != "numpy":
+            if self.engine == ENGINE_NUMPY:
+                self._engine = self._minilm.get_model()
+            else:
                 from . import minilm_onnx
 
-                if minilm_onnx.available():
-                    self._engine = minilm_onnx.get_model()
+                int8 = self.engine == ENGINE_ONNX_INT8
+                self._engine = minilm_onnx.get_int8_model() if int8 else minilm_onnx.get_model()
         return self._engine
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         texts = list(texts)
         if not texts:
             return []
-        if len(texts) == 1:  # one query: the NumPy pass, no session to build
+        if len(texts) == 1 and self.engine != ENGINE_ONNX_INT8:
+            # one query: the NumPy pass (the same vectors), no session to build; the int8
+            # engine's vectors are its own, so it embeds even one text itself
             return self._minilm.get_model().encode(texts).tolist()
         return self._model().encode(texts).tolist()
 

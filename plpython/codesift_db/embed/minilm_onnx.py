@@ -14,11 +14,26 @@ each with one ONNX Runtime thread: no spinning thread pools fighting over a shar
 Only the loader and the worker use it. Inside PostgreSQL the NumPy pass stays: it memory-maps
 the weights (an ONNX Runtime session holds its own copy, ~45 MB, per backend) and a one-text
 query is no faster here. Needs ``onnxruntime`` and ``onnx`` (requirements/dev.txt).
+
+``OnnxMiniLM(int8=True)`` runs the same graph with its MatMul weights quantized to int8, one
+scale per output channel (``quantize_dynamic`` with ``per_channel=True``, MatMul only: the
+default settings, one scale per tensor and every op type, move the vectors much further).
+Its vectors are close to, not equal to, the float32 ones, so they carry their own identity
+(:data:`INT8_SUFFIX`, see embedders.vector_identity). Quantizing takes seconds, so the result
+is cached on disk (:func:`cache_dir`), under a name derived from the float32 graph's bytes,
+the quantization settings and the ONNX Runtime version: a different model, setting or
+quantizer is a different file, and a file that is damaged is rebuilt.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
+import logging
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +48,14 @@ _MASK = "attention_mask"
 _OUTPUT = "hidden"
 _OPSET = 18
 _IR_VERSION = 9  # what onnxruntime >= 1.16 reads
+
+# The quantization (part of the cache key and of the vectors' identity).
+QUANTIZATION = "dynamic-int8-per-channel-matmul"
+INT8_SUFFIX = "+int8"  # appended to the model name in the key of an int8 vector
+CACHE_ENV = "CODESIFT_CACHE_DIR"
+# A cached graph: this tag, the SHA-256 of the model bytes, then the model bytes.
+_CACHE_MAGIC = b"codesift-onnx-1\n"
+_DIGEST = 32
 
 
 def available() -> bool:
@@ -127,21 +150,125 @@ def build_graph(model: minilm.MiniLM) -> bytes:
     return onnx_model.SerializeToString()
 
 
-class OnnxMiniLM:
-    """all-MiniLM-L6-v2 on ONNX Runtime; ``encode`` as :meth:`minilm.MiniLM.encode`."""
+def quantize(graph: bytes) -> bytes:
+    """The graph with its MatMul weights in int8, one scale per output channel (QUANTIZATION)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    def __init__(self, base: minilm.MiniLM | None = None) -> None:
+    root = logging.getLogger()
+    hint = _DropPreprocessingHint()
+    root.addFilter(hint)  # the quantizer's advice to run its pre-processing (not needed here)
+    try:
+        with tempfile.TemporaryDirectory(prefix="codesift-quantize-") as tmp:
+            out = Path(tmp) / "int8.onnx"
+            quantize_dynamic(
+                onnx.load_model_from_string(graph),
+                out,
+                per_channel=True,
+                op_types_to_quantize=["MatMul"],
+                weight_type=QuantType.QInt8,
+            )
+            return out.read_bytes()
+    finally:
+        root.removeFilter(hint)
+
+
+class _DropPreprocessingHint(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
+def cache_dir() -> Path:
+    """Where quantized graphs are kept: $CODESIFT_CACHE_DIR, else $XDG_CACHE_HOME/codesift,
+    else ~/.cache/codesift."""
+    explicit = os.environ.get(CACHE_ENV, "").strip()
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base) / "codesift"
+
+
+def cache_path(graph: bytes) -> Path:
+    """The cache file of the int8 graph made from this float32 graph: the name changes with
+    the model's bytes, the quantization and the quantizer's version, never shared with fp32."""
+    import onnxruntime as ort
+
+    key = hashlib.sha256(graph)
+    key.update(f"\0{QUANTIZATION}\0onnxruntime {ort.__version__}".encode())
+    return cache_dir() / f"minilm-{QUANTIZATION}-{key.hexdigest()[:24]}.onnx.cache"
+
+
+def _read_cached(path: Path) -> bytes | None:
+    """The model bytes of a cache file, or None if it is missing, short or damaged."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    head = len(_CACHE_MAGIC) + _DIGEST
+    if len(raw) <= head or not raw.startswith(_CACHE_MAGIC):
+        return None
+    digest, model = raw[len(_CACHE_MAGIC) : head], raw[head:]
+    return model if hashlib.sha256(model).digest() == digest else None
+
+
+def _write_cached(path: Path, model: bytes) -> None:
+    """Write the cache file atomically (a temporary file renamed over it); a cache that
+    cannot be written is not an error, the graph is just quantized again next time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_CACHE_MAGIC + hashlib.sha256(model).digest() + model)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def int8_graph(graph: bytes, fresh: bool = False) -> bytes:
+    """The quantized graph of `graph`, from the cache or (`fresh`, or none cached whole)
+    quantized now and cached."""
+    path = cache_path(graph)
+    cached = None if fresh else _read_cached(path)
+    if cached is not None:
+        return cached
+    model = quantize(graph)
+    _write_cached(path, model)
+    return model
+
+
+class OnnxMiniLM:
+    """all-MiniLM-L6-v2 on ONNX Runtime; ``encode`` as :meth:`minilm.MiniLM.encode`.
+    With ``int8`` the MatMul weights are quantized (see the module's docstring)."""
+
+    def __init__(self, base: minilm.MiniLM | None = None, int8: bool = False) -> None:
         import onnxruntime as ort
 
         self.base = base or minilm.get_model()
+        self.int8 = int8
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # parallel over batches instead (see the docstring)
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self._session = ort.InferenceSession(
-            build_graph(self.base), options, providers=["CPUExecutionProvider"]
-        )
+        graph = build_graph(self.base)
+
+        def session(model: bytes) -> Any:
+            return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+        if not int8:
+            self._session = session(graph)
+            return
+        try:
+            self._session = session(int8_graph(graph))
+        except Exception:  # ONNX Runtime's errors derive from Exception only
+            # a cached file that is whole but not a model ONNX Runtime takes: made again
+            self._session = session(int8_graph(graph, fresh=True))
 
     def count_tokens(self, text: str) -> int:
         return self.base.count_tokens(text)
@@ -171,3 +298,5 @@ class OnnxMiniLM:
 
 get_model = minilm.process_wide(OnnxMiniLM)
 get_model.__doc__ = "The process-wide ONNX Runtime model, built on first use (about a second)."
+get_int8_model = minilm.process_wide(lambda: OnnxMiniLM(int8=True))
+get_int8_model.__doc__ = "The process-wide int8 ONNX Runtime model (quantized, or from the cache)."
