@@ -312,7 +312,6 @@ def test_pack_context_flat_spreads_why_into_typed_columns(db, app_repo):
 
 PACK_STAGES = ["prepare", "question", "legs", "mentions", "fusion", "hydrate", "consensus"]
 PACK_STAGES += ["recency", "graph", "standins", "callees", "fill", "languages"]
-PACK_STAGES += ["outline"]  # a pack's outline items (pipeline/outlines.py)
 PACK_STAGES += ["rerank"]  # the learned ranker, timed also without a model (pipeline/rerank.py)
 
 
@@ -325,6 +324,12 @@ def test_explain_context_says_where_the_time_went(db, app_repo):
     assert set(stage_ms) - {"embed"} == set(PACK_STAGES)  # embed: when a model answers
     assert all(isinstance(ms, (int, float)) and ms >= 0 for ms in stage_ms.values())
     assert all(r[0] == stage_ms for r in rows)  # one call's timings on each of its rows
+    # outlines (off by default): their stage is timed when they are on
+    db.execute("set codesift.retrieval_off = 'evidence'")
+    stage_ms = db.execute(
+        "select why->'stage_ms' from explain_context('scramble the session token', repo => 'app')"
+    ).fetchone()[0]
+    assert set(stage_ms) - {"embed"} == {*PACK_STAGES, "outline"}
 
 
 @pytest.mark.parametrize(
