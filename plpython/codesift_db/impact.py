@@ -41,7 +41,7 @@ from . import budget, plans
 from .citations import citation
 from .errcodes import NULL_VALUE_NOT_ALLOWED
 from .file_kinds import TEST_PATH
-from .pipeline.params import check_text, fail
+from .pipeline.params import check_max_rows, check_text, fail
 from .pipeline.scope import resolve_scope
 from .references import (
     MAX_NAME_CHARS,
@@ -102,22 +102,6 @@ def check_depth(plpy, depth) -> int:
         plpy.notice(f"depth {depth} is more than {MAX_DEPTH} hops: {MAX_DEPTH} are followed")
         return MAX_DEPTH
     return depth
-
-
-def check_rows(plpy, max_rows) -> None:
-    if max_rows is None:
-        fail(
-            plpy,
-            "max_rows must not be null",
-            hint="omit max_rows to use its default",
-            sqlstate=NULL_VALUE_NOT_ALLOWED,
-        )
-    if not 1 <= max_rows <= MAX_ROWS:
-        fail(
-            plpy,
-            f"max_rows must be between 1 and {MAX_ROWS:,} (got {max_rows})",
-            hint="omit max_rows to use its default, or lower depth",
-        )
 
 
 # --- the walk ---------------------------------------------------------------------------
@@ -499,7 +483,7 @@ def impact(plpy, target, repo, ref, depth, max_rows) -> list[dict]:
     check_text(plpy, "repo", repo, MAX_NAME_CHARS, controls=True)
     check_text(plpy, "ref", ref, MAX_NAME_CHARS, controls=True)
     depth = check_depth(plpy, depth)
-    check_rows(plpy, max_rows)
+    check_max_rows(plpy, max_rows, MAX_ROWS, "lower depth")
     tenant, repos = resolve_scope(plpy, repo, ref)
     text = target.strip()
     found, files = resolve_target(plpy, tenant, repos, text)

@@ -54,7 +54,7 @@ from .citations import citation, readings, unsafe_path
 from .errcodes import NULL_VALUE_NOT_ALLOWED
 from .ingest.languages import detect_language
 from .ingest.references import EXPRESSION
-from .pipeline.params import check_text, fail
+from .pipeline.params import check_max_rows, check_text, fail
 from .pipeline.scope import resolve_scope
 
 MAX_NAME_CHARS = 512
@@ -87,19 +87,7 @@ _check_text = partial(check_text, null_state=NULL_VALUE_NOT_ALLOWED, controls=Tr
 
 
 def _check_rows(plpy, max_rows) -> None:
-    if max_rows is None:
-        fail(
-            plpy,
-            "max_rows must not be null",
-            hint="omit max_rows to use its default",
-            sqlstate=NULL_VALUE_NOT_ALLOWED,
-        )
-    if not 1 <= max_rows <= MAX_ROWS:
-        fail(
-            plpy,
-            f"max_rows must be between 1 and {MAX_ROWS:,} (got {max_rows})",
-            hint="omit max_rows to use its default, or pass path to narrow the definition",
-        )
+    check_max_rows(plpy, max_rows, MAX_ROWS, "pass path to narrow the definition")
 
 
 def _check_path(plpy, text: str, names: Iterable[str]) -> list:

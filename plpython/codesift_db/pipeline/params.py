@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass
 from typing import NoReturn
 
-from ..errcodes import INVALID_PARAMETER_VALUE
+from ..errcodes import INVALID_PARAMETER_VALUE, NULL_VALUE_NOT_ALLOWED
 
 MAX_BUDGET = 200_000
 # Bounds on what a caller may ask (each also checked by the SQL function that does the work):
@@ -103,6 +103,23 @@ def _validate_packing(plpy, p: Params) -> None:
         fail(plpy, f"hop_decay must be in (0, 1] (got {p.hop_decay})")
     if not 0 <= p.jaccard_threshold <= 1:
         fail(plpy, f"jaccard_threshold must be in [0, 1] (got {p.jaccard_threshold})")
+
+
+def check_max_rows(plpy, max_rows, limit: int, narrow: str) -> None:
+    """A lookup's max_rows: not null, 1..limit; `narrow` says how else to cut the answer."""
+    if max_rows is None:
+        fail(
+            plpy,
+            "max_rows must not be null",
+            hint="omit max_rows to use its default",
+            sqlstate=NULL_VALUE_NOT_ALLOWED,
+        )
+    if not 1 <= max_rows <= limit:
+        fail(
+            plpy,
+            f"max_rows must be between 1 and {limit:,} (got {max_rows})",
+            hint=f"omit max_rows to use its default, or {narrow}",
+        )
 
 
 def check_text(
