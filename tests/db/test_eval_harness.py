@@ -176,9 +176,11 @@ def test_harness_end_to_end(dsn, make_repo, tmp_path, capsys):
 def test_engines_name_the_settings_they_select():
     assert harness.engine_settings("baseline") == ("all", "")
     assert harness.engine_settings("default") == ("", "")
-    # an ablation is one feature off against the defaults (file evidence off among them)
-    assert harness.engine_settings("no-kinds") == ("kinds,evidence", "")
-    assert harness.engine_settings("no-kinds+pack") == ("kinds,pack,evidence", "")
+    # an ablation is one feature off against the defaults (file evidence and outlines off
+    # among them); with-outline is the defaults with outlines on
+    assert harness.engine_settings("no-kinds") == ("kinds,evidence,outline", "")
+    assert harness.engine_settings("no-kinds+pack") == ("kinds,pack,evidence,outline", "")
+    assert harness.engine_settings("with-outline") == ("evidence", "")
     assert harness.engine_settings("fusion-convex") == ("", "convex")
     with pytest.raises(SystemExit, match="unknown engine"):
         harness.engine_settings("no-nonsense")
