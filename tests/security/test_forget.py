@@ -85,6 +85,20 @@ def test_forget_tenant_removes_every_row_it_owned(db, dsn, make_repo):
             "insert into tenant_roles (role_name, tenant_id) values (%s, %s)",
             (f"role_of_{tenant.name}", tenant.id),
         )
+        # and what `codesift learn` stores: a mined commit and a model of a repository
+        repository = db.execute(
+            "select id from repositories where tenant_id = %s limit 1", (tenant.id,)
+        ).fetchone()[0]
+        db.execute(
+            "insert into history_pairs (tenant_id, repository_id, commit_sha, committed_at,"
+            " question, gold) values (%s, %s, %s, now(), 'fix it', '[]')",
+            (tenant.id, repository, "a" * 40),
+        )
+        db.execute(
+            "insert into ranker_models (tenant_id, repository_id, model, trained_through,"
+            " pairs) values (%s, %s, '{}', %s, 1)",
+            (tenant.id, repository, "a" * 40),
+        )
         # and vectors, which the two tenants compute for the same texts each
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("set role codesift_loader")
