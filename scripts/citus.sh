@@ -76,6 +76,16 @@ build() {
   Install Citus from packages, or set CITUS_SOURCE=/path/to/citus-X.Y.Z.tar.gz (and CITUS_PATCH)."
   fi
   [ -f "$CITUS_SOURCE" ] || die "CITUS_SOURCE=$CITUS_SOURCE is not a file"
+  # one build at a time (parallel test workers each start a cluster); the lock goes with
+  # the descriptor
+  local lock
+  exec {lock}<"$sharedir/extension"
+  flock "$lock"
+  build_from_source
+  exec {lock}<&-
+}
+
+build_from_source() {
   local want
   want=$(build_id)
   if citus_installed && { [ ! -f "$marker" ] || [ "$(cat "$marker")" = "$want" ]; }; then

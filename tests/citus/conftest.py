@@ -21,7 +21,9 @@ from tests.db.test_retrieval import FILES as REQUESTS_FILES
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "citus.sh"
-COORDINATOR_PORT = 55450  # workers 55451, 55452, and 55453 once added
+# workers on the next ports (55451, 55452, and 55453 once added); each pytest-xdist worker
+# (scripts/test.sh runs the files in parallel) has a cluster of its own ten ports further on
+COORDINATOR_PORT = 55450 + 10 * int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
 
 EXPRESS_FILES = {
     "lib/express.js": (

@@ -9,7 +9,18 @@ from pathlib import Path
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements"
 # dev.txt's test and lint tools, and what only the tests and benchmarks import: not in
 # the app image
-DEV_ONLY = {"pytest", "pytest-postgresql", "sqlfluff", "ruff", "mypy", "pgvector", "jedi", "parso"}
+DEV_ONLY = {
+    "pytest",
+    "pytest-postgresql",
+    "pytest-xdist",
+    "execnet",
+    "sqlfluff",
+    "ruff",
+    "mypy",
+    "pgvector",
+    "jedi",
+    "parso",
+}
 PIN = re.compile(r"^([A-Za-z0-9._-]+)(\[[^\]]*\])?==([^\s\\;]+)")
 
 
