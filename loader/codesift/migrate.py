@@ -2,9 +2,15 @@
 
 sql/incremental/NNN-name.sql run once and are recorded with their checksum;
 sql/idempotent/NNN-name.sql (create-or-replace functions, views, policies) are
-re-run whenever they change or an incremental migration was applied. All of it
+re-run whenever they change, and after anything else ran (a new table needs the policies
+and grants of the files after it). All of it
 happens in one transaction under an advisory lock: two installers serialise, and
 a failure leaves the database exactly as it was.
+
+A re-run leaves alone the functions whose definition and grants it would not change
+(`_run_idempotent`): redefining a function, even identically, makes every session that
+runs it rebuild it, and PostgreSQL 15 can crash when that happens to a PL/Python function
+in the middle of a call, so a migrate that changes no function is safe while serving.
 """
 
 import hashlib
@@ -13,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+import sqlparse
 from psycopg import sql
 
 from .db import PROJECT_ROOT
@@ -123,11 +130,12 @@ APPLIED = "select kind, name, checksum from codesift.schema_migrations"
 
 
 def pending(migrations: list[Migration], applied: dict[tuple[str, str], str]) -> list[str]:
-    """What `migrate` would run on a database whose schema_migrations holds `applied`
-    ((kind, name) -> checksum): the incremental files it lacks, and the idempotent ones it
-    lacks or holds another version of. When the database knows an incremental file this
-    codesift does not, a newer codesift migrated it (during a rolling upgrade, say): its
-    idempotent files are newer ones, not pending."""
+    """What a database whose schema_migrations holds `applied` ((kind, name) -> checksum)
+    is missing: the incremental files it lacks, and the idempotent ones it lacks or holds
+    another version of (`migrate` runs these and the idempotent files after them). When
+    the database knows an incremental file this codesift does not, a newer codesift
+    migrated it (during a rolling upgrade, say): its idempotent files are newer ones, not
+    pending."""
     known = {(m.kind, m.name) for m in migrations}
     newer = any(kind == "incremental" and (kind, name) not in known for kind, name in applied)
     return [
@@ -207,15 +215,13 @@ def migrate(
                 conn.execute(
                     "select set_config('codesift.embedding_dim', %s, true)", (str(embedding_dim),)
                 )
-            ran_incremental = False
             for m in migrations:
                 recorded = applied.get((m.kind, m.name))
                 if m.kind == "incremental" and recorded is not None:
                     continue
-                if m.kind == "idempotent" and recorded == m.checksum and not ran_incremental:
+                if m.kind == "idempotent" and recorded == m.checksum and not result.applied:
                     continue
                 _run(conn, m)
-                ran_incremental |= m.kind == "incremental"
                 result.applied.append(f"{m.kind}/{m.name}")
             if embedder is not None:
                 _record_embedder(conn, embedder)
@@ -280,10 +286,50 @@ def _record_embedder(conn: psycopg.Connection, choice: EmbedderChoice) -> None:
             )
 
 
+# Statements that write only function definitions or their grants (pg_proc rows).
+DEFINES_FUNCTIONS = re.compile(
+    r"^(create\s+or\s+replace\s+(function|procedure)\b"
+    r"|alter\s+(function|procedure)\b"
+    r"|(grant|revoke)\b.*?\bon\s+(function|procedure|all\s+functions)\b)",
+    re.IGNORECASE | re.DOTALL,
+)
+FUNCTIONS_STATE = (
+    "select coalesce(md5(string_agg(p::text, ',' order by p.oid)), '') from pg_proc as p"
+    " where p.pronamespace = 'codesift'::regnamespace"
+)
+
+
+def _functions_state(conn: psycopg.Connection) -> str:
+    row = conn.execute(FUNCTIONS_STATE).fetchone()
+    assert row is not None  # an aggregate returns one row
+    return str(row[0])
+
+
+def _run_idempotent(conn: psycopg.Connection, text: str) -> None:
+    """Run an idempotent file a statement at a time; a statement that defines functions or
+    grants on them and leaves every codesift function as it was is rolled back, so their
+    catalog rows, and the sessions running them, are not touched."""
+    for statement in sqlparse.split(text):
+        code = sqlparse.format(statement, strip_comments=True).strip()
+        if not code:
+            continue
+        if not DEFINES_FUNCTIONS.match(code):
+            conn.execute(statement)
+            continue
+        before = _functions_state(conn)
+        with conn.transaction():  # a savepoint
+            conn.execute(statement)
+            if _functions_state(conn) == before:
+                raise psycopg.Rollback()
+
+
 def _run(conn: psycopg.Connection, m: Migration) -> None:
     try:
         with conn.transaction():  # a savepoint: name the failing file precisely
-            conn.execute(m.text)
+            if m.kind == "idempotent":
+                _run_idempotent(conn, m.text)
+            else:
+                conn.execute(m.text)
     except psycopg.errors.InsufficientPrivilege:
         raise
     except psycopg.Error as exc:

@@ -6,7 +6,22 @@
 -- Signatures before refs (they gained `ref`): dropped, not overloaded.
 drop function if exists codesift.find_symbol(text, text, text, text, integer, boolean);
 drop function if exists codesift.related_files(text, text, integer, integer);
-drop function if exists codesift.repository_status(text);
+
+-- repository_status's rows before `ref` and before `checkout_path` (was `origin`): the same
+-- argument with another result cannot be replaced, so an older one is dropped (created
+-- again below); the current one is left as it is.
+do $$
+begin
+    if exists (
+        select from pg_catalog.pg_proc as p
+        where
+            p.oid = to_regprocedure('codesift.repository_status(text)')
+            and not 'checkout_path' = any(p.proargnames)
+    ) then
+        drop function codesift.repository_status(text);
+    end if;
+end
+$$;
 
 -- find_symbol's rows before `name_line` (added last): the same arguments with another
 -- result cannot be replaced, so a find_symbol without it is dropped (created again below).

@@ -50,31 +50,108 @@ grant usage on all sequences in schema codesift to codesift_app, codesift_loader
 -- code knows is applied; file names and checksums only (made by migrate.py)
 grant select on codesift.schema_migrations to codesift_app;
 
-revoke all on all functions in schema codesift from public;
-grant execute on all functions in schema codesift
-to codesift_app, codesift_loader, codesift_tenant;
--- writing and forgetting are not for read-only tenant roles; forgetting is the loader's
-revoke execute on function codesift.resolve_edges(bigint) from codesift_tenant;
-revoke execute on function codesift.resolve_edges(bigint, text[]) from codesift_tenant;
-revoke execute on function codesift.extract_blobs() from codesift_tenant;
-revoke execute on function codesift.backfill_references(integer) from codesift_tenant;
-revoke execute on function codesift._collect_garbage() from codesift_app, codesift_tenant;
-revoke execute on function codesift._forget_blobs(text[]) from codesift_app, codesift_tenant;
-revoke execute on function codesift.forget_repository(text, text) from codesift_app, codesift_tenant;
-revoke execute on function codesift.forget_tenant() from codesift_app, codesift_tenant;
--- migrations only
-revoke execute on function codesift._policy_tenant() from codesift_app, codesift_loader, codesift_tenant;
--- codesift tenant create --login-role (a superuser's), and the upgrade
-revoke execute on function codesift._limit_login_role(text, integer)
-from codesift_app, codesift_loader, codesift_tenant;
-
 -- MCP bearer tokens: the loader (codesift token create/list/revoke) manages its
--- tenant's; the MCP HTTP server (codesift_app) maps a token's hash to its tenant
--- through token_tenant() only; per-tenant login roles see neither.
+-- tenant's; per-tenant login roles see none
 grant select, insert, update on codesift.mcp_tokens to codesift_loader;
-revoke execute on function codesift.token_tenant(text) from codesift_loader, codesift_tenant;
--- and the tenant an OpenID Connect token names, through tenant_named() only
-revoke execute on function codesift.tenant_named(text) from codesift_loader, codesift_tenant;
+
+-- Who may run the functions: the three service roles, but for the (function, role) pairs
+-- in `barred`, and never PUBLIC. Granted or revoked only where a function's privileges
+-- differ, so a migrate that changes no function rewrites none (loader/codesift/migrate.py).
+do $$
+declare
+    f record;
+begin
+    for f in
+        with barred (signature, role) as (
+            values
+            -- writing and forgetting are not for read-only tenant roles; forgetting is
+            -- the loader's
+            ('resolve_edges(bigint)', 'codesift_tenant'),
+            ('resolve_edges(bigint, text[])', 'codesift_tenant'),
+            ('extract_blobs()', 'codesift_tenant'),
+            ('backfill_references(integer)', 'codesift_tenant'),
+            ('_collect_garbage()', 'codesift_app'),
+            ('_collect_garbage()', 'codesift_tenant'),
+            ('_forget_blobs(text[])', 'codesift_app'),
+            ('_forget_blobs(text[])', 'codesift_tenant'),
+            ('forget_repository(text, text)', 'codesift_app'),
+            ('forget_repository(text, text)', 'codesift_tenant'),
+            ('forget_tenant()', 'codesift_app'),
+            ('forget_tenant()', 'codesift_tenant'),
+            -- migrations only
+            ('_policy_tenant()', 'codesift_app'),
+            ('_policy_tenant()', 'codesift_loader'),
+            ('_policy_tenant()', 'codesift_tenant'),
+            -- codesift tenant create --login-role (a superuser's), and the upgrade
+            ('_limit_login_role(text, integer)', 'codesift_app'),
+            ('_limit_login_role(text, integer)', 'codesift_loader'),
+            ('_limit_login_role(text, integer)', 'codesift_tenant'),
+            -- MCP bearer tokens: the MCP HTTP server (codesift_app) maps a token's hash to
+            -- its tenant through token_tenant() only, and the tenant an OpenID Connect
+            -- token names through tenant_named() only
+            ('token_tenant(text)', 'codesift_loader'),
+            ('token_tenant(text)', 'codesift_tenant'),
+            ('tenant_named(text)', 'codesift_loader'),
+            ('tenant_named(text)', 'codesift_tenant')
+        ),
+
+        functions as (
+            select
+                p.oid,
+                format('codesift.%I(%s)', p.proname, pg_catalog.oidvectortypes(p.proargtypes))
+                    as qualified,
+                format('%s(%s)', p.proname, pg_catalog.oidvectortypes(p.proargtypes))
+                    as signature,
+                coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner)) as acl
+            from pg_catalog.pg_proc as p
+            where p.pronamespace = 'codesift'::regnamespace
+        ),
+
+        wanted as (
+            select
+                fn.oid,
+                fn.qualified,
+                r.rolname,
+                r.oid as role_oid,
+                not exists (
+                    select from barred as b
+                    where b.signature = fn.signature and b.role = r.rolname
+                ) as allowed
+            from functions as fn
+            cross join pg_catalog.pg_roles as r
+            where r.rolname in ('codesift_app', 'codesift_loader', 'codesift_tenant')
+        )
+
+        select
+            w.qualified,
+            w.rolname,
+            w.allowed,
+            exists (
+                select from functions as fn, pg_catalog.aclexplode(fn.acl) as a
+                where fn.oid = w.oid and a.grantee = w.role_oid and a.privilege_type = 'EXECUTE'
+            ) as granted
+        from wanted as w
+        union all
+        select
+            fn.qualified,
+            'public',
+            false,
+            exists (
+                select from pg_catalog.aclexplode(fn.acl) as a
+                where a.grantee = 0 and a.privilege_type = 'EXECUTE'
+            )
+        from functions as fn
+    loop
+        if f.allowed and not f.granted then
+            execute format('grant execute on function %s to %I', f.qualified, f.rolname);
+        elsif f.granted and not f.allowed and f.rolname = 'public' then
+            execute format('revoke all on function %s from public', f.qualified);
+        elsif f.granted and not f.allowed then
+            execute format('revoke execute on function %s from %I', f.qualified, f.rolname);
+        end if;
+    end loop;
+end
+$$;
 
 -- PostgreSQL 16+: the service roles may use the connections the server keeps in
 -- reserve (reserved_connections), which per-tenant login roles cannot, so no
