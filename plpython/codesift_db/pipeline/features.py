@@ -6,7 +6,7 @@ for the engine as it was before them, 'none' for every one on) and pick a fusion
 codesift.fusion (one of FUSIONS).
 Neither can widen what a query reads: they only choose between rankings of the same rows."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import plans
 from .params import fail
@@ -45,7 +45,8 @@ DEFAULT_FUSION = "rrf"
 SETTINGS = (
     "select current_setting('codesift.retrieval_off', true) as off,"
     " current_setting('codesift.fusion', true) as fusion,"
-    " current_setting('codesift.timing', true) as timing"
+    " current_setting('codesift.timing', true) as timing,"
+    " nullif(current_setting('codesift.ranker_model', true), '') as ranker_model"
 )
 
 
@@ -54,6 +55,9 @@ class Features:
     off: frozenset = frozenset()
     fusion: str = DEFAULT_FUSION
     timing: bool = False  # codesift.timing = on: a NOTICE of each stage's milliseconds
+    # codesift.ranker_model: a model's JSON that ranks this session's answers instead of
+    # the stored one (pipeline/rerank.py)
+    ranker_model: str | None = None
 
     def on(self, name: str) -> bool:
         return name not in self.off
@@ -94,4 +98,4 @@ def read(plpy) -> Features:
     row = plans.run(plpy, SETTINGS)[0]
     chosen = parse(plpy, row["off"], row["fusion"])
     timing = (row["timing"] or "").strip().lower() in ("on", "true", "1", "yes")
-    return Features(chosen.off, chosen.fusion, timing) if timing else chosen
+    return replace(chosen, timing=timing, ranker_model=row["ranker_model"])

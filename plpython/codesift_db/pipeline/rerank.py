@@ -9,8 +9,8 @@ leaves the stage off with a degraded notice (`ranker_model`).
 
 For evaluation a session may instead name a model in the setting codesift.ranker_model (its
 JSON, as stored): it ranks only that session's answers, for a database that holds no
-model (bench/eval.py's `ranker` engine). A database migrated before the models' table
-existed has no stored model."""
+model (bench/eval.py's `ranker` engine). Whether a repository has a stored model comes
+with its scope (sql/repositories.sql), so without one the stage reads nothing."""
 
 from __future__ import annotations
 
@@ -25,18 +25,13 @@ from .request import Request
 TYPES = ["bigint", "bigint[]"]
 RANKED = 200  # the best candidates by base score the model orders (learn.py asks as many)
 MAX_MODEL_CHARS = 262_144  # the stored column's bound (sql/incremental/025-ranker.sql)
-SESSION = (
-    "select nullif(current_setting('codesift.ranker_model', true), '') as model,"
-    " to_regclass('codesift.ranker_models') is not null as stored"
-)
 
 
 def rerank(plpy, req: Request, items: dict) -> None:
     if not req.on("ranker") or len(req.repos) != 1 or not items:
         return
-    session = plans.run(plpy, SESSION)[0]
-    raw, whose = session["model"], "this session's codesift.ranker_model"
-    if not raw and session["stored"]:
+    raw, whose = req.features.ranker_model, "this session's codesift.ranker_model"
+    if not raw and req.repos[0]["has_ranker"]:
         rows = plans.run(plpy, plans.load("ranker_models"), TYPES, [req.tenant, req.repo_ids])
         raw = rows[0]["model"] if rows else None
         whose = f"{req.repos[0]['name']}'s stored model"
