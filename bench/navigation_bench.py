@@ -17,6 +17,8 @@ tenant set, round after round with the calls interleaved (the host drifts), it t
   outline:unknown  file_outline of a path no file has (the error, with the nearest paths)
   map:B          repo_map of the whole repository with token_budget B (1000, 2000, 8000)
   map:prefix     repo_map of its largest top-level folder (budget 2000)
+  owner map:2000 stored / ranked now   the same map as the owner, from the stored ranks and
+                 with them hidden (ranked on the fly, as before they were stored)
   refs:any       find_references of --outlines functions and methods picked evenly by path
   callers:any    callers of the same definitions
 
@@ -146,6 +148,30 @@ def timed(conn, sql: str, params: tuple) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def owner_connection() -> psycopg.Connection:
+    conn = benchdb.connect(DB)
+    conn.autocommit = True
+    row = conn.execute("select id from codesift.tenants where name = %s", (TENANT,)).fetchone()
+    assert row is not None
+    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(row[0]),))
+    conn.add_notice_handler(lambda n: None)
+    return conn
+
+
+def timed_hidden(conn, repo_map: str, repo: str, hide: int | None) -> float:
+    """repo_map(repo, budget 2000) in a transaction rolled back afterwards; with `hide` (a
+    repository id) its files' stored ranks are cleared first (not timed), so the map ranks
+    them on the fly."""
+    with conn.transaction() as tx:
+        if hide is not None:
+            conn.execute(
+                "update codesift.files set centrality = null where repository_id = %s", (hide,)
+            )
+        ms = timed(conn, repo_map, (repo, None, 2000))
+        raise psycopg.Rollback(tx)
+    return ms
+
+
 def timed_error(conn, sql: str, params: tuple) -> float:
     """The milliseconds of a call that fails (an unknown file: the hint's nearest paths)."""
     start = time.perf_counter()
@@ -171,6 +197,22 @@ def bench(repo: str, rounds: int, k: int) -> None:
         calls[f"map:{b}"] = lambda r, b=b: timed(conn, repo_map, (repo, None, b))
     if folder:
         calls[f"map:prefix {folder}"] = lambda r: timed(conn, repo_map, (repo, folder, 2000))
+    # the same map from the stored ranks and ranked on the fly (as before they were
+    # stored), side by side: an owner session with the tenant set, the stored ranks hidden
+    # in a transaction that is rolled back after each call
+    owner = owner_connection()
+    repo_id = conn.execute(
+        "select id from codesift.repositories where name = %s and is_default", (repo,)
+    ).fetchone()[0]
+    calls["owner map:2000 stored"] = lambda r: timed_hidden(owner, repo_map, repo, None)
+    calls["owner map:2000 ranked now"] = lambda r: timed_hidden(owner, repo_map, repo, repo_id)
+    start = time.perf_counter()
+    with owner.transaction():
+        ranked = owner.execute("select codesift.rank_files(%s)", (repo_id,)).fetchone()[0]
+    print(
+        f"  rank_files (at index time): {ranked} files in "
+        f"{(time.perf_counter() - start) * 1000:.1f} ms"
+    )
     defs = definitions(conn, repo, k)
     refs = "select * from codesift.find_references(%s, repo => %s, path => %s)"
     callers = "select * from codesift.callers(%s, repo => %s, path => %s)"

@@ -481,6 +481,7 @@ def _record_tree(conn, repo_id, tenant_id, commit, worktree, files, history, sum
         summary.edges = conn.execute("select codesift.resolve_edges(%s)", (repo_id,)).fetchone()[0]
         live = [c.path for c in kept]
         summary.edges += _record_co_changes(conn, repo_id, tenant_id, cochange.edges(history, live))
+        conn.execute("select codesift.rank_files(%s)", (repo_id,))  # the order repo_map reads
         conn.execute(
             "update codesift.repositories set indexed_commit = %s, indexed_at = now(),"
             " head_commit = %s, head_seen_at = now(), indexed_worktree = %s"

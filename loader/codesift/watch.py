@@ -355,6 +355,8 @@ class Watcher:
                 ).fetchone()
             else:  # paths came or went: any file's import may now resolve elsewhere
                 row = lock.execute("select codesift.resolve_edges(%s)", (self.repo_id,)).fetchone()
+                # and the map's order covers the new files (edits alone keep the last one)
+                lock.execute("select codesift.rank_files(%s)", (self.repo_id,))
             summary.edges = row[0] if row else 0
             lock.execute(
                 "update codesift.repositories set indexed_at = now(), indexed_worktree = true"

@@ -23,8 +23,12 @@ import or a reference passes rank from the importer to what it imports, a test t
 tests at KIND_WEIGHT, co-change both ways at KIND_WEIGHT; each times its stored weight), the
 walk's random jumps landing on code more than on tests and more than on docs and settings
 (TELEPORT), power iteration in NumPy, bounded by MAX_MAP_FILES files and MAX_MAP_EDGES edges
-read. With a path_prefix the graph is the folder's files and the files one edge away, so a
-folder's file that the rest of the repository imports ranks high. Each file's block is its
+read. The rank is computed when a ref is indexed (rank_files, the stored function
+codesift.rank_files the loader calls after the edges) and stored per file
+(files.centrality), so a map reads the best files of a folder by an index; a folder's file
+that the rest of the repository imports ranks high. Where a file in scope has no stored
+rank (indexed before it existed, or added since), the map ranks on the fly: the files in
+scope and, with a path_prefix, the files one edge away. Each file's block is its
 citation then one line per symbol (its signature, indented by depth; a file that is not code
 without its fallback chunks); blocks are packed in rank order under token_budget
 (tokens.estimate_tokens of each row's text; the rows' tokens sum to at most the budget), a
@@ -52,6 +56,8 @@ MAX_OUTLINE_ROWS = 2000  # rows one outline returns (a generated file can define
 OUTLINE_READ = budget.MAX_SYMBOLS + budget.MAX_SECTIONS + 1
 MAX_DOC_LINE_CHARS = 200
 MAX_MAP_FILES = 20_000  # live files read for one map (nodes of the graph, candidate rows)
+MAX_RANKED_FILES = 200_000  # live files rank_files ranks (and stores the rank of)
+MIN_BLOCK_TOKENS = 4  # a map block costs at least its citation line
 MAX_MAP_EDGES = 200_000  # edges read for one map
 MAP_SYMBOLS_PER_FILE = 300  # symbol rows read per file for its map block
 MAP_BATCH = 64  # files whose symbols one statement reads
@@ -443,20 +449,30 @@ def repo_map(plpy, repo, path_prefix, token_budget, ref=None) -> list[dict]:
     tenant, repos = resolve_scope(plpy, repo, ref)
     ids = [r["id"] for r in repos]
     names = {r["id"]: r["name"] for r in repos}
-    files = list(
-        plans.run(
-            plpy,
-            plans.load("map_files"),
-            ["bigint", "bigint[]", "text", "integer"],
-            [tenant, ids, path_prefix, MAX_MAP_FILES + 1],
-        )
+    ranked = _stored_ranks(plpy, tenant, ids, path_prefix, token_budget)
+    if ranked is None:
+        ranked = _ranks_now(plpy, tenant, ids, names, path_prefix)
+    return _pack(plpy, tenant, ranked, names, token_budget)
+
+
+def _stored_ranks(plpy, tenant, ids, path_prefix, token_budget) -> list[dict] | None:
+    """The files in scope by their stored centrality, as many as the budget can hold;
+    None when a file in scope has no stored rank (or there is no file)."""
+    wanted = min(MAX_MAP_FILES, token_budget // MIN_BLOCK_TOKENS + MAP_BATCH)
+    rows = plans.run(
+        plpy,
+        plans.load("map_ranked_files"),
+        ["bigint", "bigint[]", "text", "integer"],
+        [tenant, ids, path_prefix, wanted],
     )
-    if len(files) > MAX_MAP_FILES:
-        plpy.notice(
-            f"over {MAX_MAP_FILES:,} live files: the map ranks the first {MAX_MAP_FILES:,} by "
-            "path (pass path_prefix to map one folder)"
-        )
-        files = files[:MAX_MAP_FILES]
+    if not rows or rows[0]["centrality"] is None:
+        return None
+    return [dict(r) for r in rows]
+
+
+def _ranks_now(plpy, tenant, ids, names, path_prefix) -> list[dict]:
+    """The files in scope ranked by a PageRank computed now (files without a stored rank)."""
+    files = _map_files(plpy, tenant, ids, path_prefix, MAX_MAP_FILES)
     if not files:
         where = f" under '{path_prefix}'" if path_prefix else ""
         fail(
@@ -468,6 +484,34 @@ def repo_map(plpy, repo, path_prefix, token_budget, ref=None) -> list[dict]:
             else "index it first: codesift index PATH",
             sqlstate=UNDEFINED_OBJECT,
         )
+    keys = [(f["repository_id"], f["path"]) for f in files]
+    centrality = _pagerank_of(plpy, tenant, ids, path_prefix, keys)
+    order = sorted(
+        range(len(files)),
+        key=lambda i: (-centrality[i], keys[i][1].count("/"), names[keys[i][0]], keys[i][1]),
+    )
+    return [{**files[i], "centrality": centrality[i]} for i in order]
+
+
+def _map_files(plpy, tenant, ids, path_prefix, limit: int) -> list[dict]:
+    files = list(
+        plans.run(
+            plpy,
+            plans.load("map_files"),
+            ["bigint", "bigint[]", "text", "integer"],
+            [tenant, ids, path_prefix, limit + 1],
+        )
+    )
+    if len(files) > limit:
+        plpy.notice(
+            f"over {limit:,} live files: the first {limit:,} by path are ranked "
+            "(pass path_prefix to map one folder)"
+        )
+    return files[:limit]
+
+
+def _pagerank_of(plpy, tenant, ids, path_prefix, keys: list[tuple[int, str]]) -> list[float]:
+    """The PageRank of the files `keys` over the stored file edges with an end in scope."""
     edges = plans.run(
         plpy,
         plans.load("map_edges"),
@@ -479,17 +523,35 @@ def repo_map(plpy, repo, path_prefix, token_budget, ref=None) -> list[dict]:
             f"over {MAX_MAP_EDGES:,} file edges: the ranking uses {MAX_MAP_EDGES:,} of them "
             "(pass path_prefix to map one folder)"
         )
-    keys = [(f["repository_id"], f["path"]) for f in files]
     nodes, weighted = graph(keys, list(edges)[:MAX_MAP_EDGES])
-    centrality = pagerank(len(nodes), weighted, [teleport(path) for _, path in nodes])
-    order = sorted(
-        range(len(files)),
-        key=lambda i: (-centrality[i], keys[i][1].count("/"), names[keys[i][0]], keys[i][1]),
+    return pagerank(len(nodes), weighted, [teleport(path) for _, path in nodes])[: len(keys)]
+
+
+def rank_files(plpy, repository_id: int) -> int:
+    """Compute and store (files.centrality) the PageRank of the repository ref's live files,
+    the order repo_map reads; returns how many files were ranked. The loader calls it after
+    the ref's edges are stored (codesift.rank_files)."""
+    rows = plans.run(plpy, plans.load("repository_tenant"), ["bigint"], [repository_id])
+    if not rows:
+        fail(
+            plpy,
+            f"no repository with id {repository_id} for this session's tenant",
+            sqlstate=UNDEFINED_OBJECT,
+        )
+    tenant = rows[0]["tenant_id"]
+    files = _map_files(plpy, tenant, [repository_id], None, MAX_RANKED_FILES)
+    keys = [(f["repository_id"], f["path"]) for f in files]
+    centrality = _pagerank_of(plpy, tenant, [repository_id], None, keys)
+    plans.run(
+        plpy,
+        plans.load("store_centrality"),
+        ["bigint", "bigint", "text[]", "real[]"],
+        [tenant, repository_id, [path for _, path in keys], centrality],
     )
-    return _pack(plpy, tenant, [files[i] for i in order], centrality, order, names, token_budget)
+    return len(keys)
 
 
-def _pack(plpy, tenant, ranked, centrality, order, names, token_budget) -> list[dict]:
+def _pack(plpy, tenant, ranked, names, token_budget) -> list[dict]:
     """The ranked files' blocks, packed in rank order under token_budget. Stops when the
     budget is spent, when MAP_BATCH files in a row did not fit, or after MAP_SECONDS."""
     limits = budget.Budget(MAP_SECONDS)
@@ -521,7 +583,7 @@ def _pack(plpy, tenant, ranked, centrality, order, names, token_budget) -> list[
                     "rank": start + i + 1,
                     "repository": name,
                     "path": f["path"],
-                    "centrality": centrality[order[start + i]],
+                    "centrality": f["centrality"],
                     "tokens": tokens,
                     "text": text,
                 }

@@ -81,3 +81,20 @@ comment on function codesift.repo_map(text, text, integer, text) is
 'rows'' tokens sum to at most it), a block that does not fit cut to the symbol lines that '
 'do. At most 20,000 files and 200,000 edges are read. ref: that indexed ref (default: the '
 'default ref).';
+
+-- rank_files: store the map's order of a ref's live files (the loader calls it after the
+-- ref's edges; repo_map reads it).
+create or replace function codesift.rank_files(repository_id bigint)
+returns integer
+language plpython3u
+volatile strict
+security invoker
+set search_path = codesift, public
+as $$
+from codesift_db.navigation import rank_files
+return rank_files(plpy, repository_id)
+$$;
+
+comment on function codesift.rank_files(bigint) is
+'Computes the PageRank of a repository ref''s live files over its file edges and stores it '
+'(files.centrality), the order repo_map reads; returns the number of files ranked.';

@@ -70,6 +70,7 @@ begin
             ('resolve_edges(bigint, text[])', 'codesift_tenant'),
             ('extract_blobs()', 'codesift_tenant'),
             ('backfill_references(integer)', 'codesift_tenant'),
+            ('rank_files(bigint)', 'codesift_tenant'),
             ('_collect_garbage()', 'codesift_app'),
             ('_collect_garbage()', 'codesift_tenant'),
             ('_forget_blobs(text[])', 'codesift_app'),

@@ -231,6 +231,21 @@ def test_the_map_ranks_a_file_imported_by_many_above_a_leaf(nav):
     assert core[4] == estimate_tokens(core[5])
 
 
+def test_the_stored_ranks_give_the_order_a_map_ranked_now_gives(db, nav):
+    # indexing stored every live file's rank (codesift.rank_files)
+    unranked = db.execute(
+        "select count(*) from codesift.files where live and centrality is null"
+    ).fetchone()[0]
+    assert unranked == 0
+    stored = _map(nav, "repo => 'nav', token_budget => 100000")
+    db.execute("update codesift.files set centrality = null")  # as indexed before 026
+    now = _map(nav, "repo => 'nav', token_budget => 100000")
+    assert [r[2] for r in stored] == [r[2] for r in now]
+    assert [r[3] for r in stored] == pytest.approx([r[3] for r in now], rel=1e-6)
+    folder = _map(nav, "repo => 'nav', path_prefix => 'pkg/', token_budget => 100000")
+    assert {r[2] for r in folder} == {p for p in FILES if p.startswith("pkg/")}
+
+
 def test_the_map_respects_the_budget_exactly(nav):
     full = _map(nav, "token_budget => 100000")
     assert all(r[4] == estimate_tokens(r[5]) for r in full)

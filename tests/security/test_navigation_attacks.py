@@ -258,8 +258,16 @@ def test_an_outline_returns_at_most_its_cap_and_says_so(db, two):
     assert any("has 2 symbols; the first 1 are returned" in n for n in notices)
 
 
-def test_the_map_reads_at_most_its_caps_and_says_so(db, two):
+def test_the_stored_ranks_are_read_at_most_to_the_cap(db, two):
     conn = _owner_as(db, two["acme"])
+    _lower(db, MAX_MAP_FILES=2)
+    rows = conn.execute("select path from codesift.repo_map(token_budget => 100000)").fetchall()
+    assert len(rows) == 2
+
+
+def test_the_map_ranked_on_the_fly_reads_at_most_its_caps_and_says_so(db, two):
+    conn = _owner_as(db, two["acme"])
+    db.execute("update codesift.files set centrality = null")  # as indexed before 026
     _lower(db, MAX_MAP_FILES=2, MAX_MAP_EDGES=0)
     notices = []
     conn.add_notice_handler(lambda d: notices.append(d.message_primary))
@@ -309,6 +317,29 @@ def test_the_app_role_runs_them_and_a_stranger_cannot(db, dsn, two, acme):
                     conn.execute(call)
     finally:
         db.execute(f"drop role {role}")
+
+
+def test_rank_files_is_the_writers_and_stays_in_its_tenant(db, two, app_connect):
+    other = db.execute(
+        "select r.id from codesift.repositories as r join codesift.tenants as t"
+        " on t.id = r.tenant_id where t.name = 'globex'"
+    ).fetchone()[0]
+    db.execute("update codesift.files set centrality = 0.5 where repository_id = %s", (other,))
+    acme = app_connect(two["acme"])
+    with pytest.raises(psycopg.errors.UndefinedObject, match="no repository with id"):
+        acme.execute("select codesift.rank_files(%s)", (other,))
+    untouched = db.execute(
+        "select bool_and(centrality = 0.5) from codesift.files where repository_id = %s", (other,)
+    ).fetchone()[0]
+    assert untouched
+    assert not db.execute(
+        "select has_function_privilege('codesift_tenant', 'codesift.rank_files(bigint)',"
+        " 'execute') or has_function_privilege('public', 'codesift.rank_files(bigint)',"
+        " 'execute')"
+    ).fetchone()[0]
+    # no tenant set: refused before anything is read
+    with pytest.raises(psycopg.Error):
+        app_connect().execute("select codesift.rank_files(%s)", (other,))
 
 
 # --- what the CLI prints --------------------------------------------------------------------
