@@ -61,6 +61,7 @@ MIN_BLOCK_TOKENS = 4  # a map block costs at least its citation line
 MAX_MAP_EDGES = 200_000  # edges read for one map
 MAP_SYMBOLS_PER_FILE = 300  # symbol rows read per file for its map block
 MAP_BATCH = 64  # files whose symbols one statement reads
+MAP_TYPES = ["bigint", "bigint[]", "text", "integer"]  # tenant, repositories, prefix, limit
 MAP_SECONDS = 10.0  # packing blocks stops (with a notice) after this long
 NEAREST_POOL = 20_000  # live paths read to suggest the nearest ones for an unknown file
 DAMPING = 0.85
@@ -460,10 +461,7 @@ def _stored_ranks(plpy, tenant, ids, path_prefix, token_budget) -> list[dict] | 
     None when a file in scope has no stored rank (or there is no file)."""
     wanted = min(MAX_MAP_FILES, token_budget // MIN_BLOCK_TOKENS + MAP_BATCH)
     rows = plans.run(
-        plpy,
-        plans.load("map_ranked_files"),
-        ["bigint", "bigint[]", "text", "integer"],
-        [tenant, ids, path_prefix, wanted],
+        plpy, plans.load("map_ranked_files"), MAP_TYPES, [tenant, ids, path_prefix, wanted]
     )
     if not rows or rows[0]["centrality"] is None:
         return None
@@ -493,37 +491,27 @@ def _ranks_now(plpy, tenant, ids, names, path_prefix) -> list[dict]:
     return [{**files[i], "centrality": centrality[i]} for i in order]
 
 
-def _map_files(plpy, tenant, ids, path_prefix, limit: int) -> list[dict]:
-    files = list(
-        plans.run(
-            plpy,
-            plans.load("map_files"),
-            ["bigint", "bigint[]", "text", "integer"],
-            [tenant, ids, path_prefix, limit + 1],
-        )
+def _capped(plpy, statement: str, tenant, ids, path_prefix, limit: int, what: str) -> list:
+    """The rows of sql/STATEMENT.sql in scope, at most `limit`; a notice says when there
+    were more (`what` names what the first `limit` of them are used for)."""
+    rows = list(
+        plans.run(plpy, plans.load(statement), MAP_TYPES, [tenant, ids, path_prefix, limit + 1])
     )
-    if len(files) > limit:
-        plpy.notice(
-            f"over {limit:,} live files: the first {limit:,} by path are ranked "
-            "(pass path_prefix to map one folder)"
-        )
-    return files[:limit]
+    if len(rows) > limit:
+        plpy.notice(f"over {limit:,} {what} (pass path_prefix to map one folder)")
+    return rows[:limit]
+
+
+def _map_files(plpy, tenant, ids, path_prefix, limit: int) -> list[dict]:
+    what = f"live files: the first {limit:,} by path are ranked"
+    return _capped(plpy, "map_files", tenant, ids, path_prefix, limit, what)
 
 
 def _pagerank_of(plpy, tenant, ids, path_prefix, keys: list[tuple[int, str]]) -> list[float]:
     """The PageRank of the files `keys` over the stored file edges with an end in scope."""
-    edges = plans.run(
-        plpy,
-        plans.load("map_edges"),
-        ["bigint", "bigint[]", "text", "integer"],
-        [tenant, ids, path_prefix, MAX_MAP_EDGES + 1],
-    )
-    if len(edges) > MAX_MAP_EDGES:
-        plpy.notice(
-            f"over {MAX_MAP_EDGES:,} file edges: the ranking uses {MAX_MAP_EDGES:,} of them "
-            "(pass path_prefix to map one folder)"
-        )
-    nodes, weighted = graph(keys, list(edges)[:MAX_MAP_EDGES])
+    what = f"file edges: the ranking uses {MAX_MAP_EDGES:,} of them"
+    edges = _capped(plpy, "map_edges", tenant, ids, path_prefix, MAX_MAP_EDGES, what)
+    nodes, weighted = graph(keys, edges)
     return pagerank(len(nodes), weighted, [teleport(path) for _, path in nodes])[: len(keys)]
 
 
