@@ -75,25 +75,30 @@ def _count(n: int, capped: bool) -> str:
     return f"at least {n:,}" if capped else f"{n:,}"
 
 
-def backlog_detail(plpy, tenant: int, repo_ids: list[int]) -> str | None:
+def backlog_detail(plpy, tenant: int, repo_ids: list[int]) -> tuple[str | None, bool]:
     """The embedding_backlog reason's text, or None when every live text in scope has been
-    embedded (or refused: those wait for their retry). Reads the queue's partial indexes
-    (sql/embedding_backlog.sql), each table to BACKLOG_CAP + 1 rows; the texts in scope are
-    counted (to SCOPE_CAP + 1) only when a backlog shows."""
+    embedded (or refused: those wait for their retry); and whether no text in scope has a
+    vector yet (every one waits), when the dense legs can find nothing. Reads the queue's
+    partial indexes (sql/embedding_backlog.sql), each table to BACKLOG_CAP + 1 rows; the
+    texts in scope are counted (to SCOPE_CAP + 1) only when a backlog shows."""
     pending = plans.run(
         plpy, plans.load("embedding_backlog"), COUNT_TYPES, [tenant, repo_ids, BACKLOG_CAP + 1]
     )[0]
     waiting = pending["symbols"] + pending["files"]
     if not waiting:
-        return None
+        return None, False
     total = plans.run(
         plpy, plans.load("embedding_scope"), COUNT_TYPES, [tenant, repo_ids, SCOPE_CAP + 1]
     )[0]
     capped = max(pending["symbols"], pending["files"]) > BACKLOG_CAP
     whole = max(total["symbols"], total["files"]) > SCOPE_CAP
     texts = total["symbols"] + total["files"]
+    none_embedded = not capped and (pending["symbols"], pending["files"]) == (
+        total["symbols"],
+        total["files"],
+    )
     return (
         f"{_count(waiting, capped)} of {_count(texts, whole)} texts in scope are not embedded "
         "yet (codesift worker, or codesift index --wait, embeds them): the dense leg sees only "
         "part of the code"
-    )
+    ), none_embedded

@@ -66,13 +66,13 @@ def report_times(plpy, req: Request) -> None:
 def hybrid(plpy, req: Request) -> dict:
     """Stage 1: fused, hydrated, recency-decayed candidates."""
     p, times = req.params, req.times
-    vector, model = None, ""
+    vector, model, none_embedded = None, "", False
     if p.dense_weight or p.query_embedding is not None:  # a given embedding is checked
         digest = req.reading.digest if req.long_question else None
         with times.stage("embed"):
             vector, model = query_vector(plpy, p, digest, req.degraded)
             if vector is not None and p.dense_weight:  # the texts the dense leg cannot see
-                backlog = backlog_detail(plpy, req.tenant, req.repo_ids)
+                backlog, none_embedded = backlog_detail(plpy, req.tenant, req.repo_ids)
                 if backlog:
                     note(plpy, req.degraded, "embedding_backlog", backlog)
     if not p.dense_weight:
@@ -81,7 +81,8 @@ def hybrid(plpy, req: Request) -> dict:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
         return {}
     with times.stage("legs"):
-        found = legs(plpy, req, vector, model)
+        # nothing in scope has a vector: the dense legs would search the index for none
+        found = legs(plpy, req, None if none_embedded else vector, model)
     if vector is not None:
         no_vectors(plpy, req, found, model)
     with times.stage("mentions"):

@@ -1,38 +1,45 @@
 -- The embedding backlog in scope (pipeline/degraded.py): of tenant $1, the symbols and
--- files live in repositories $2 that wait for their first vector (the queue's partial
--- indexes code_symbols_unembedded and blobs_unembedded), each counted to at most $3.
+-- files live in repositories $2 that wait for their first vector, each counted to at most
+-- $3 (in no order: a capped count). A tenant without a backlog costs a probe of the
+-- queue's partial index (code_symbols_unembedded, blobs_unembedded); otherwise the count
+-- starts from the live files in scope, so that other refs' and repositories' backlog is
+-- never read (it went through the tenant's whole backlog row by row when the plan was
+-- generic).
 select
-    (
-        select count(*) from (
-            select 1
-            from codesift.code_symbols as s
-            where
-                s.tenant_id = $1
-                and s.embedding_model is null and s.embedding_retry_at is null
-                and exists (
-                    select 1 from codesift.files as f
-                    where
-                        f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
-                        and f.live and f.repository_id = any($2)
-                )
-            order by s.id
-            limit $3
-        ) as q
-    ) as symbols,
-    (
-        select count(*) from (
-            select 1
-            from codesift.blobs as b
-            where
-                b.tenant_id = $1
-                and b.embedding_model is null and b.embedding_retry_at is null
-                and exists (
-                    select 1 from codesift.files as f
-                    where
-                        f.tenant_id = b.tenant_id and f.blob_sha = b.sha
-                        and f.live and f.repository_id = any($2)
-                )
-            order by b.sha
-            limit $3
-        ) as q
-    ) as files
+    case
+        when not exists (
+            select from codesift.code_symbols as s
+            where s.tenant_id = $1 and s.embedding_model is null and s.embedding_retry_at is null
+        ) then 0
+        else (
+            select count(*) from (
+                select 1
+                from (
+                    select distinct f.blob_sha from codesift.files as f
+                    where f.tenant_id = $1 and f.live and f.repository_id = any($2)
+                ) as b
+                inner join codesift.code_symbols as s
+                    on s.tenant_id = $1 and b.blob_sha = s.blob_sha
+                where s.embedding_model is null and s.embedding_retry_at is null
+                limit $3 -- noqa: AM09
+            ) as q
+        )
+    end as symbols,
+    case
+        when not exists (
+            select from codesift.blobs as b
+            where b.tenant_id = $1 and b.embedding_model is null and b.embedding_retry_at is null
+        ) then 0
+        else (
+            select count(*) from (
+                select 1
+                from (
+                    select distinct f.blob_sha from codesift.files as f
+                    where f.tenant_id = $1 and f.live and f.repository_id = any($2)
+                ) as s
+                inner join codesift.blobs as b on b.tenant_id = $1 and s.blob_sha = b.sha
+                where b.embedding_model is null and b.embedding_retry_at is null
+                limit $3 -- noqa: AM09
+            ) as q
+        )
+    end as files
