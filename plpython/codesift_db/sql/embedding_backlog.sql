@@ -5,6 +5,11 @@
 -- starts from the live files in scope, so that other refs' and repositories' backlog is
 -- never read (it went through the tenant's whole backlog row by row when the plan was
 -- generic).
+with scope as (
+    select distinct f.blob_sha from codesift.files as f
+    where f.tenant_id = $1 and f.live and f.repository_id = any($2)
+)
+
 select
     case
         when not exists (
@@ -14,12 +19,9 @@ select
         else (
             select count(*) from (
                 select 1
-                from (
-                    select distinct f.blob_sha from codesift.files as f
-                    where f.tenant_id = $1 and f.live and f.repository_id = any($2)
-                ) as b
+                from scope
                 inner join codesift.code_symbols as s
-                    on s.tenant_id = $1 and b.blob_sha = s.blob_sha
+                    on s.tenant_id = $1 and scope.blob_sha = s.blob_sha
                 where s.embedding_model is null and s.embedding_retry_at is null
                 limit $3 -- noqa: AM09
             ) as q
@@ -33,11 +35,8 @@ select
         else (
             select count(*) from (
                 select 1
-                from (
-                    select distinct f.blob_sha from codesift.files as f
-                    where f.tenant_id = $1 and f.live and f.repository_id = any($2)
-                ) as s
-                inner join codesift.blobs as b on b.tenant_id = $1 and s.blob_sha = b.sha
+                from scope
+                inner join codesift.blobs as b on b.tenant_id = $1 and scope.blob_sha = b.sha
                 where b.embedding_model is null and b.embedding_retry_at is null
                 limit $3 -- noqa: AM09
             ) as q
