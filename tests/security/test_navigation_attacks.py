@@ -337,6 +337,11 @@ def test_rank_files_is_the_writers_and_stays_in_its_tenant(db, two, app_connect)
         " 'execute') or has_function_privilege('public', 'codesift.rank_files(bigint)',"
         " 'execute')"
     ).fetchone()[0]
+    # ids no repository has, at the ends of bigint: the same clean refusal; null: nothing
+    for hostile in (2**63 - 1, -(2**63), 0):
+        with pytest.raises(psycopg.errors.UndefinedObject, match="no repository with id"):
+            acme.execute("select codesift.rank_files(%s)", (hostile,))
+    assert acme.execute("select codesift.rank_files(null)").fetchone() == (None,)
     # no tenant set: refused before anything is read
     with pytest.raises(psycopg.Error):
         app_connect().execute("select codesift.rank_files(%s)", (other,))
