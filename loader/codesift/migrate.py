@@ -3,9 +3,8 @@
 sql/incremental/NNN-name.sql run once and are recorded with their checksum;
 sql/idempotent/NNN-name.sql (create-or-replace functions, views, policies) are
 re-run whenever they change, and after anything else ran (a new table needs the policies
-and grants of the files after it). All of it
-happens in one transaction under an advisory lock: two installers serialise, and
-a failure leaves the database exactly as it was.
+and grants of the files after it). All of it happens in one transaction under an advisory
+lock: two installers serialise, and a failure leaves the database exactly as it was.
 
 A re-run leaves alone the functions whose definition and grants it would not change
 (`_run_idempotent`): redefining a function, even identically, makes every session that

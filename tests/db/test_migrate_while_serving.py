@@ -7,7 +7,6 @@ import threading
 from pathlib import Path
 
 import psycopg
-import pytest
 from codesift.migrate import SQL_DIR, discover, migrate
 
 FUNCTION_ROWS = (
@@ -26,6 +25,11 @@ def _copy_sql(tmp_path: Path) -> Path:
 def _rows(conn: psycopg.Connection) -> dict[str, str]:
     """Each codesift function and the transaction that last wrote its catalog row."""
     return dict(conn.execute(FUNCTION_ROWS).fetchall())
+
+
+def _rewritten(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The functions of `before` whose catalog row was written since."""
+    return sorted(name for name in before if after[name] != before[name])
 
 
 def _acl(conn: psycopg.Connection, signature: str) -> str:
@@ -68,8 +72,7 @@ def test_a_changed_function_is_the_only_one_redefined(blank_postgresql, tmp_path
     assert applied[0] == "idempotent/007-lookups.sql"
     after = _rows(conn)
     assert after.keys() == before.keys()
-    changed = sorted(name for name in before if after[name] != before[name])
-    assert changed == ["related_files(text, text, integer, integer, text)"]
+    assert _rewritten(before, after) == ["related_files(text, text, integer, integer, text)"]
     assert (
         "# a new comment in the body"
         in conn.execute("select prosrc from pg_proc where proname = 'related_files'").fetchone()[0]
@@ -112,12 +115,13 @@ def test_a_barred_grant_added_by_hand_is_revoked_and_nothing_else_moves(blank_po
     assert "codesift_app=" not in acl
     assert not any(item.startswith("=X") for item in acl.strip("{}").split(","))
     after = _rows(conn)
-    changed = sorted(name for name in before if after[name] != before[name])
-    assert changed == ["forget_tenant()"]
+    assert _rewritten(before, after) == ["forget_tenant()"]
 
 
-@pytest.mark.parametrize("rounds", [3])
-def test_calls_go_on_while_every_idempotent_file_is_re_run(blank_postgresql, tmp_path, rounds):
+ROUNDS = 3
+
+
+def test_calls_go_on_while_every_idempotent_file_is_re_run(blank_postgresql, tmp_path):
     """Sessions calling PL/Python functions while migrate re-runs every idempotent file
     (an incremental one was added each round) all succeed, and the server stays up."""
     conn = blank_postgresql
@@ -141,7 +145,7 @@ def test_calls_go_on_while_every_idempotent_file_is_re_run(blank_postgresql, tmp
         t.start()
     try:
         sql_dir = _copy_sql(tmp_path)
-        for i in range(rounds):
+        for i in range(ROUNDS):
             (sql_dir / "incremental" / f"90{i}-a-column.sql").write_text(
                 f"alter table codesift.settings add column note{i} text;\n"
             )

@@ -93,10 +93,7 @@ def backlog_detail(plpy, tenant: int, repo_ids: list[int]) -> tuple[str | None, 
     capped = max(pending["symbols"], pending["files"]) > BACKLOG_CAP
     whole = max(total["symbols"], total["files"]) > SCOPE_CAP
     texts = total["symbols"] + total["files"]
-    none_embedded = not capped and (pending["symbols"], pending["files"]) == (
-        total["symbols"],
-        total["files"],
-    )
+    none_embedded = not capped and dict(pending) == dict(total)
     return (
         f"{_count(waiting, capped)} of {_count(texts, whole)} texts in scope are not embedded "
         "yet (codesift worker, or codesift index --wait, embeds them): the dense leg sees only "

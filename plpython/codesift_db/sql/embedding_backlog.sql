@@ -3,8 +3,7 @@
 -- $3 (in no order: a capped count). A tenant without a backlog costs a probe of the
 -- queue's partial index (code_symbols_unembedded, blobs_unembedded); otherwise the count
 -- starts from the live files in scope, so that other refs' and repositories' backlog is
--- never read (it went through the tenant's whole backlog row by row when the plan was
--- generic).
+-- never read, whatever plan PL/Python caches.
 with scope as (
     select distinct f.blob_sha from codesift.files as f
     where f.tenant_id = $1 and f.live and f.repository_id = any($2)
