@@ -138,6 +138,18 @@ def test_nothing_embedded_is_a_lexical_only_answer(db, dsn, make_repo):
     assert all(codes == {"lexical_only", "embedding_backlog"} for codes in _codes(rows))
 
 
+def test_nothing_embedded_means_the_question_is_not_embedded(db, dsn, make_repo):
+    # the question_script reason comes only from embedding the question with the built-in
+    # model: without a vector in scope, the question is not embedded at all
+    _index(dsn, make_repo(FILES, name="shop"), embed=False)
+    _tenant(db)
+    for sql in CALLS:
+        rows, notices = _ask_db(db, sql, CHINESE + " apply_discount")
+        assert rows, sql
+        assert not any("reads English" in n for n in notices), (sql, notices)
+        assert all(codes == {"lexical_only", "embedding_backlog"} for codes in _codes(rows))
+
+
 def test_a_chinese_question_is_told_the_builtin_model_reads_english(db, embedded):
     for sql in CALLS:
         rows, notices = _ask_db(db, sql, CHINESE)

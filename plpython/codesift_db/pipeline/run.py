@@ -17,7 +17,7 @@ from .legs import legs
 from .mentions import mention_legs
 from .outlines import fill_with_outlines
 from .params import Params, validate
-from .query import query_vector, terms
+from .query import query_vector, settings, terms
 from .recency import apply_recency
 from .request import Request
 from .rerank import rerank
@@ -66,25 +66,19 @@ def report_times(plpy, req: Request) -> None:
 def hybrid(plpy, req: Request) -> dict:
     """Stage 1: fused, hydrated, recency-decayed candidates."""
     p, times = req.params, req.times
-    vector, model, none_embedded = None, "", False
+    vector, model = None, ""
     if p.dense_weight or p.query_embedding is not None:  # a given embedding is checked
-        digest = req.reading.digest if req.long_question else None
         with times.stage("embed"):
-            vector, model = query_vector(plpy, p, digest, req.degraded)
-            if vector is not None and p.dense_weight:  # the texts the dense leg cannot see
-                backlog, none_embedded = backlog_detail(plpy, req.tenant, req.repo_ids)
-                if backlog:
-                    note(plpy, req.degraded, "embedding_backlog", backlog)
+            vector, model = dense_query(plpy, req)
     if not p.dense_weight:
         vector = None  # a leg of weight 0 adds nothing: the dense legs read no vector
     if not req.terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
         return {}
     with times.stage("legs"):
-        # nothing in scope has a vector: the dense legs would search the index for none
-        found = legs(plpy, req, None if none_embedded else vector, model)
-    if vector is not None:
-        no_vectors(plpy, req, found, model)
+        found = legs(plpy, req, vector, model)
+    if vector is not None and not found["dense_sym"] and not found["dense_file"]:
+        no_vectors(plpy, req, model)
     with times.stage("mentions"):
         found.update(mention_legs(plpy, req))
     with times.stage("fusion"):
@@ -95,17 +89,38 @@ def hybrid(plpy, req: Request) -> dict:
     return items
 
 
-def no_vectors(plpy, req: Request, found: dict, model: str) -> None:
-    """A dense leg that ran and found nothing: no text in scope has a vector from the active
-    model (a new repository, a switched model): the answer is lexical + graph only."""
-    if not found["dense_sym"] and not found["dense_file"]:
-        note(
-            plpy,
-            req.degraded,
-            "lexical_only",
-            f"no text in scope has a vector from {model} yet (codesift worker embeds them): "
-            "lexical + graph only",
-        )
+def dense_query(plpy, req: Request) -> tuple[str | None, str]:
+    """The vector the dense legs search with and its model. The backlog is read first: when
+    no text in scope has a vector yet, the dense legs could find nothing, so the question
+    is not embedded (a given embedding is still checked) and the answer is lexical only."""
+    p = req.params
+    backlog, none_embedded = (
+        backlog_detail(plpy, req.tenant, req.repo_ids) if p.dense_weight else (None, False)
+    )
+    vector, model = None, ""
+    if none_embedded and p.query_embedding is None:
+        model = settings(plpy).get("embedding_model", "")
+    else:
+        digest = req.reading.digest if req.long_question else None
+        vector, model = query_vector(plpy, p, digest, req.degraded)
+    if backlog and (vector is not None or none_embedded):  # what the dense leg cannot see
+        note(plpy, req.degraded, "embedding_backlog", backlog)
+    if none_embedded:
+        no_vectors(plpy, req, model)
+        return None, model
+    return vector, model
+
+
+def no_vectors(plpy, req: Request, model: str) -> None:
+    """No text in scope has a vector from the active model (a new repository, a switched
+    model): the answer is lexical + graph only."""
+    note(
+        plpy,
+        req.degraded,
+        "lexical_only",
+        f"no text in scope has a vector from {model} yet (codesift worker embeds them): "
+        "lexical + graph only",
+    )
 
 
 def run(
