@@ -132,14 +132,17 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 --
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth,
---    1,000 by default; half that for files), summed as idf * impact;
--- 2. the best `pool` of them (4k, at least 400; files 200) are checked against
---    the filters and liveness, best first;
+--    1,000 by default; half that for files; up to 8x that when the tenant holds
+--    more refs and repositories than the scope), only those that add at least a tenth
+--    of the heaviest term's idf (times its weight) to a score, summed as idf * impact;
+-- 2. the best `pool` of them (4k, at least 400; files 200; times the same factor
+--    as the depth) are checked against the filters and liveness, best first;
 -- 3. the best max(k, 100) that pass (files: max(k, 50)) are scored exactly
 --    (every query term, today's statistics, by probes of the (document, term)
 --    index) and the top k returned in exact order.
--- While fewer than k pass and reading more could find others, depth and pool
--- grow 8x and the steps run again (like pgvector's iterative index scans).
+-- While fewer than k pass and reading more could find others, depth and pool grow
+-- 8x, every posting counts however little it adds, and the steps run again (like
+-- pgvector's iterative index scans).
 --
 -- The queries are static, with every filter optional, and run on a generic
 -- plan cached for the session: the postings scans drive them whatever the
@@ -249,6 +252,27 @@ comment on function codesift._bm25_depth() is
 '1,000 by default, at least 1 and at most 1,000,000 (anything but a whole number raises '
 '22023).';
 
+create or replace function codesift._bm25_scope_factor(tenant bigint, repository_ids bigint[])
+returns integer
+language sql
+stable
+security invoker
+set search_path = codesift, public
+as $fn$
+    -- a tenant's postings are of every ref and repository it holds, and the legs keep only
+    -- the documents live in scope: read as many times deeper as the tenant holds more
+    -- repositories and refs than the scope, up to 8 times
+    select greatest(
+        least(8, count(*) / greatest(cardinality(_bm25_scope_factor.repository_ids), 1)), 1
+    )::integer
+    from codesift.repositories as r
+    where r.tenant_id = _bm25_scope_factor.tenant;
+$fn$;
+
+comment on function codesift._bm25_scope_factor(bigint, bigint[]) is
+'How many times deeper the BM25 legs read for a scope: the tenant''s repositories and refs '
+'over those in scope, from 1 to 8.';
+
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision,
@@ -269,6 +293,11 @@ declare
     weighted boolean := codesift._weight_bounds(terms, weights);
     reading integer := codesift._bm25_depth();
     checking integer := greatest(4 * k, 400);
+    -- postings that add less than a tenth of the heaviest query term's idf to a score
+    -- are not read until too few candidates pass: a long question's many light terms
+    -- cost little (bench/bm25_agreement_bench.py)
+    least_share double precision := 0.1;
+    factor integer;
     most_postings bigint;
     all_postings bigint;
     passed bigint;
@@ -281,13 +310,16 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
+    factor := codesift._bm25_scope_factor(tenant, repository_ids);
+    reading := least(reading::bigint * factor, 2147483647);
+    checking := least(checking::bigint * factor, 2147483647);
     loop
         -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
         -- sends a statement whole to the worker holding the tenant's shards only when
         -- the statement names its tables itself (a SQL function's body runs nested there).
         -- A term's weight (1 when none is given) scales its idf: a long question's
         -- identifiers count more than its prose (pipeline/question.py)
-        with idf as (
+        with term_idf as (
             select
                 t.term,
                 ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
@@ -297,6 +329,14 @@ begin
             inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
             left join unnest(terms, weights) as w (term, weight) on t.term = w.term
             where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms)
+        ),
+
+        idf as (
+            select
+                term_idf.*,
+                -- a posting of this term adds least_share of the heaviest term's idf or more
+                least_share * max(term_idf.idf) over () / nullif(term_idf.idf, 0) as least_impact
+            from term_idf
         ),
 
         summed as (
@@ -310,7 +350,10 @@ begin
                         t.symbol_id,
                         t.impact
                     from codesift.symbol_terms as t
-                    where t.tenant_id = tenant and t.term = idf.term
+                    where
+                        t.tenant_id = tenant
+                        and t.term = idf.term
+                        and t.impact >= idf.least_impact
                     order by t.impact desc
                     limit reading
                 ) as p
@@ -392,7 +435,12 @@ begin
         -- every posting read and a pool as large as all of them: nothing more to find
         exit when
             passed >= k
-            or (reading >= most_postings and checking >= least(all_postings, 2147483647));
+            or (
+                least_share = 0
+                and reading >= most_postings
+                and checking >= least(all_postings, 2147483647)
+            );
+        least_share := 0; -- too few pass: every posting may count
         reading := least(reading::bigint * 8, 2147483647);
         checking := least(checking::bigint * 8, 2147483647);
     end loop;
@@ -431,6 +479,11 @@ declare
     -- top 20 (bench/bm25_agreement_bench.py)
     reading integer := greatest(codesift._bm25_depth() / 2, 1);
     checking integer := greatest(4 * k, 200);
+    -- postings that add less than a tenth of the heaviest query term's idf to a score
+    -- are not read until too few candidates pass: a long question's many light terms
+    -- cost little (bench/bm25_agreement_bench.py)
+    least_share double precision := 0.1;
+    factor integer;
     most_postings bigint;
     all_postings bigint;
     passed bigint;
@@ -444,13 +497,16 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
+    factor := codesift._bm25_scope_factor(tenant, repository_ids);
+    reading := least(reading::bigint * factor, 2147483647);
+    checking := least(checking::bigint * factor, 2147483647);
     loop
         -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
         -- sends a statement whole to the worker holding the tenant's shards only when
         -- the statement names its tables itself (a SQL function's body runs nested there).
         -- A term's weight (1 when none is given) scales its idf: a long question's
         -- identifiers count more than its prose (pipeline/question.py)
-        with idf as (
+        with term_idf as (
             select
                 t.term,
                 ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
@@ -460,6 +516,14 @@ begin
             inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
             left join unnest(terms, weights) as w (term, weight) on t.term = w.term
             where c.tenant_id = tenant and c.tier = 'file' and t.term = any(terms)
+        ),
+
+        idf as (
+            select
+                term_idf.*,
+                -- a posting of this term adds least_share of the heaviest term's idf or more
+                least_share * max(term_idf.idf) over () / nullif(term_idf.idf, 0) as least_impact
+            from term_idf
         ),
 
         summed as (
@@ -473,7 +537,10 @@ begin
                         t.blob_sha,
                         t.impact
                     from codesift.blob_terms as t
-                    where t.tenant_id = tenant and t.term = idf.term
+                    where
+                        t.tenant_id = tenant
+                        and t.term = idf.term
+                        and t.impact >= idf.least_impact
                     order by t.impact desc
                     limit reading
                 ) as p
@@ -555,7 +622,12 @@ begin
         -- every posting read and a pool as large as all of them: nothing more to find
         exit when
             passed >= k
-            or (reading >= most_postings and checking >= least(all_postings, 2147483647));
+            or (
+                least_share = 0
+                and reading >= most_postings
+                and checking >= least(all_postings, 2147483647)
+            );
+        least_share := 0; -- too few pass: every posting may count
         reading := least(reading::bigint * 8, 2147483647);
         checking := least(checking::bigint * 8, 2147483647);
     end loop;

@@ -113,6 +113,48 @@ def test_shallow_reading_keeps_the_best_impacts(db, indexed):
     assert [s for _, s in shallow] == pytest.approx([s for _, s in exact[:8]])
 
 
+# a rare term in 5 functions and a common one in 60 others: with the common term's weight
+# low, its postings add less than a tenth of the rare term's idf to any score
+LIGHT_FILES = {
+    **{f"heavy/h{i}.py": f"def heavy_{i}():\n    return quasar(quasar({i}))\n" for i in range(5)},
+    **{f"light/l{i:02d}.py": f"def light_{i}():\n    return nebula({i})\n" for i in range(60)},
+}
+
+
+def _impact_postings_read(db) -> int:
+    db.execute("select pg_stat_force_next_flush()")
+    return db.execute(
+        "select idx_tup_read from pg_stat_user_indexes where indexrelname = 'symbol_terms_impact'"
+    ).fetchone()[0]
+
+
+def test_postings_that_add_little_are_read_only_when_too_few_pass(db, dsn, make_repo):
+    root = make_repo(LIGHT_FILES, name="sky")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="sky", tenant="acme", show_progress=False, embed=False)
+    tenant, repo = db.execute("select tenant_id, id from repositories").fetchone()
+
+    def leg(k):
+        before = _impact_postings_read(db)
+        names = [
+            n
+            for (n,) in db.execute(
+                "select s.name from _bm25_symbols(%s, %s, %s, null, null, null, %s, 1.2, 0.75,"
+                " %s) b join code_symbols s on s.id = b.symbol_id",
+                (tenant, ["quasar", "nebula"], [repo], k, [1.0, 0.05]),
+            ).fetchall()
+        ]
+        return names, _impact_postings_read(db) - before
+
+    names, read = leg(5)
+    assert sorted(names) == [f"heavy_{i}" for i in range(5)]
+    assert read < 60  # the light term's 60 postings were not read
+    names, read = leg(6)  # five cannot fill six: every posting may count
+    assert sorted(names)[:5] == [f"heavy_{i}" for i in range(5)]
+    assert len(names) == 6 and names[5].startswith("light_")
+    assert read >= 60
+
+
 def test_postings_carry_length_and_impact(db, indexed):
     bad = db.execute(
         "select count(*) from symbol_terms p join code_symbols s on s.id = p.symbol_id"

@@ -424,3 +424,27 @@ def test_retrieval_settings_refuse_unknown_values(app_connect, clique, setting, 
     assert conn.execute(
         "select count(*) from codesift.pack_context('clique_member_3', repo => 'clique')"
     ).fetchone()[0]
+
+
+SCOPE_FACTOR = "select codesift._bm25_scope_factor(%s::bigint, %s::bigint[])"
+
+
+def test_bm25_scope_factor_counts_only_the_sessions_own_repositories(db, app_connect, clique):
+    # globex holds 9 refs of one repository: a one-ref scope reads 8x deeper, at most
+    (globex, globex_repo), (acme, acme_repo) = clique["globex"], clique["acme"]
+    for i in range(8):
+        db.execute(
+            "insert into repositories (tenant_id, name, ref, is_default) values (%s, 'clique', %s,"
+            " false)",
+            (globex, f"refs/heads/b{i}"),
+        )
+    own = app_connect(globex)
+    assert own.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 8
+    assert own.execute(SCOPE_FACTOR, (globex, [globex_repo] * 3)).fetchone()[0] == 3
+    # acme asking about globex's id sees none of its repositories: nothing is told
+    other = app_connect(acme)
+    assert other.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 1
+    assert other.execute(SCOPE_FACTOR, (acme, [acme_repo])).fetchone()[0] == 1
+    # hostile arguments: a clean factor of 1, no error, no unbounded work
+    for tenant, repos in [(None, None), (acme, None), (acme, []), (acme, [acme_repo] * 100_000)]:
+        assert other.execute(SCOPE_FACTOR, (tenant, repos)).fetchone()[0] == 1
