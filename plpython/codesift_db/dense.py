@@ -43,15 +43,15 @@ def _limit(k) -> int:
 
 @lru_cache(maxsize=64)
 def _statement(name: str, k: int, filters: frozenset, exact: bool) -> str:
-    """sql/NAME.sql with k written in and only the lines of the filters in use."""
+    """sql/NAME.sql (NAME_exact.sql when exact) with k written in and only the lines of the
+    filters in use."""
     lines = []
-    for line in plans.load(name).splitlines(keepends=True):
+    for line in plans.load(name + ("_exact" if exact else "")).splitlines(keepends=True):
         code, marker, wanted = line.partition(ONLY_WITH)
         if marker and wanted.strip() not in filters:
             continue
         lines.append(code.rstrip() + "\n" if marker else line)
-    text = "".join(lines).replace("{{ k }}", str(k))
-    return text.replace("{{ exact }}", "+" if exact else "")
+    return "".join(lines).replace("{{ k }}", str(k))
 
 
 def _in_use(**filters) -> frozenset:

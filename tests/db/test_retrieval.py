@@ -312,6 +312,23 @@ def test_a_small_tenant_in_a_crowded_index_gets_its_true_nearest_rows(db, indexe
     db.execute("reset hnsw.max_scan_tuples")
     assert [r[0] for r in found] == truth
     assert files == 5
+    # as the legs run them, on a cached generic plan: the crowd's rows are never read
+    db.execute("set plan_cache_mode = force_generic_plan")
+    cursor = psycopg.ClientCursor(db)
+    args = (query, acme, "all-MiniLM-L6-v2", [repo], None, None, None)
+    for name, text, types, table in [
+        ("sym", dense.symbols_query(5, exact=True), dense.SYMBOL_TYPES, "code_symbols"),
+        ("files", dense.files_query(5, exact=True), dense.FILE_TYPES, "blobs"),
+    ]:
+        cursor.execute(f"prepare exact_{name} ({', '.join(types)}) as {text}")
+        values = ", ".join(["%s"] * len(types))
+        cursor.execute(
+            f"explain (analyze, costs off) execute exact_{name} ({values})", args[: len(types)]
+        )
+        plan = "\n".join(r[0] for r in cursor.fetchall())
+        assert f"Seq Scan on {table}" not in plan, (name, plan)
+        assert f"Index Scan using {table}_embedding" not in plan, (name, plan)
+    db.execute("reset plan_cache_mode")
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 -- The dense leg over files (dense.py): the live files of tenant $2 holding the k nearest
 -- blobs by embedding $1 of model $3, in repositories $4, passing the filters. A line
 -- commented 'only with X' is kept only when filter X is given ($5 path prefix, $6
--- language; every parameter is declared either way); k is written in, and a unary plus
--- before the distance when the rows that pass are sorted exactly (the index cannot serve it).
+-- language; every parameter is declared either way); k is written in. The HNSW index
+-- serves the inner order; dense_files_exact.sql sorts a small tenant's rows instead.
 select
     v.repository_id,
     v.path,
@@ -22,7 +22,7 @@ from (
                 and starts_with(v.path, $5)  -- only with path_prefix
                 and v.language = $6  -- only with language
         )
-    order by {{ exact }}(bl.embedding <=> $1)
+    order by bl.embedding <=> $1
     limit {{ k }}
 ) as d
 inner join codesift.live_files as v on v.tenant_id = $2 and d.sha = v.blob_sha

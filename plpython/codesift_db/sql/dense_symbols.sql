@@ -1,8 +1,8 @@
 -- The dense leg over symbols (dense.py): the k nearest live symbols of tenant $2 by
 -- embedding $1 of model $3, in repositories $4, passing the filters. A line commented
 -- 'only with X' is kept only when filter X is given ($5 path prefix, $6 language, $7
--- kinds; every parameter is declared either way); k is written in, and a unary plus
--- before the distance when the rows that pass are sorted exactly (the index cannot serve it).
+-- kinds; every parameter is declared either way); k is written in. The HNSW index serves
+-- the inner order; dense_symbols_exact.sql sorts a small tenant's rows instead.
 select
     d.id as symbol_id,
     d.distance
@@ -22,7 +22,7 @@ from (
                 and starts_with(v.path, $5)  -- only with path_prefix
                 and v.language = $6  -- only with language
         )
-    order by {{ exact }}(s.embedding <=> $1)
+    order by s.embedding <=> $1
     limit {{ k }}
 ) as d
 order by d.distance asc, d.id asc
