@@ -132,8 +132,8 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 --
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth,
---    1,000 by default; half that for files; up to 8x that when the tenant holds
---    more refs and repositories than the scope), only those that add at least a tenth
+--    1,000 by default; half that for files; up to 8x that when the scope's live files
+--    are few of the tenant's: one ref of many), only those that add at least a tenth
 --    of the heaviest term's idf (times its weight) to a score, summed as idf * impact;
 -- 2. the best `pool` of them (4k, at least 400; files 200; times the same factor
 --    as the depth) are checked against the filters and liveness, best first;
@@ -254,24 +254,41 @@ comment on function codesift._bm25_depth() is
 
 create or replace function codesift._bm25_scope_factor(tenant bigint, repository_ids bigint[])
 returns integer
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = codesift, public
 as $fn$
+declare
+    tenant_files bigint;
+    in_scope bigint;
+begin
     -- a tenant's postings are of every ref and repository it holds, and the legs keep only
-    -- the documents live in scope: read as many times deeper as the tenant holds more
-    -- repositories and refs than the scope, up to 8 times
-    select greatest(
-        least(8, count(*) / greatest(cardinality(_bm25_scope_factor.repository_ids), 1)), 1
-    )::integer
-    from codesift.repositories as r
-    where r.tenant_id = _bm25_scope_factor.tenant;
+    -- the documents live in scope: a scope of every ref the tenant holds (or of none)
+    -- reads no deeper
+    if coalesce(cardinality(repository_ids), 0) = 0
+        or (select count(*) from codesift.repositories as r where r.tenant_id = tenant)
+        <= cardinality(repository_ids) then
+        return 1;
+    end if;
+    select c.docs into tenant_files
+    from codesift.corpus_stats as c
+    where c.tenant_id = tenant and c.tier = 'file';
+    -- otherwise as many times deeper as the tenant's files outnumber those live in scope,
+    -- up to 8 times (counted up to the tenant's files: bounded by the tenant)
+    select count(*) into in_scope
+    from (
+        select 1 from codesift.files as f
+        where f.tenant_id = tenant and f.live and f.repository_id = any(repository_ids)
+        limit coalesce(tenant_files, 0)
+    ) as q;
+    return greatest(1, least(8, ceil(coalesce(tenant_files, 0)::numeric / greatest(in_scope, 1))));
+end;
 $fn$;
 
 comment on function codesift._bm25_scope_factor(bigint, bigint[]) is
-'How many times deeper the BM25 legs read for a scope: the tenant''s repositories and refs '
-'over those in scope, from 1 to 8.';
+'How many times deeper the BM25 legs read for a scope: 1 when it holds every repository and '
+'ref of the tenant, else the tenant''s files over the files live in scope, from 1 to 8.';
 
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,

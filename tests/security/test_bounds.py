@@ -430,18 +430,32 @@ SCOPE_FACTOR = "select codesift._bm25_scope_factor(%s::bigint, %s::bigint[])"
 
 
 def test_bm25_scope_factor_counts_only_the_sessions_own_repositories(db, app_connect, clique):
-    # globex holds 9 refs of one repository: a one-ref scope reads 8x deeper, at most
+    # globex holds 9 refs of one repository, and 80 times more files than one ref's: a
+    # one-ref scope reads 8x deeper, at most; a scope of every ref reads no deeper
     (globex, globex_repo), (acme, acme_repo) = clique["globex"], clique["acme"]
+    refs = [globex_repo]
     for i in range(8):
-        db.execute(
+        refs += db.execute(
             "insert into repositories (tenant_id, name, ref, is_default) values (%s, 'clique', %s,"
-            " false)",
+            " false) returning id",
             (globex, f"refs/heads/b{i}"),
-        )
+        ).fetchone()
+    live = db.execute(
+        "select count(*) from files where repository_id = %s and live", (globex_repo,)
+    ).fetchone()[0]
+    db.execute(
+        "update corpus_stats set docs = %s where tenant_id = %s and tier = 'file'",
+        (80 * live, globex),
+    )
     own = app_connect(globex)
     assert own.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 8
-    assert own.execute(SCOPE_FACTOR, (globex, [globex_repo] * 3)).fetchone()[0] == 3
-    # acme asking about globex's id sees none of its repositories: nothing is told
+    assert own.execute(SCOPE_FACTOR, (globex, refs)).fetchone()[0] == 1
+    db.execute(
+        "update corpus_stats set docs = %s where tenant_id = %s and tier = 'file'",
+        (3 * live, globex),
+    )
+    assert own.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 3
+    # acme asking about globex's id sees none of its repositories or files: nothing is told
     other = app_connect(acme)
     assert other.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 1
     assert other.execute(SCOPE_FACTOR, (acme, [acme_repo])).fetchone()[0] == 1
