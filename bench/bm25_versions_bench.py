@@ -1,0 +1,181 @@
+"""The BM25 legs of this checkout against those of an earlier commit, side by side in one run,
+on tenants already indexed (prints only, never asserts).
+
+    CODESIFT_DSN=<eval database> .venv/bin/python bench/bm25_versions_bench.py \\
+        --against 75a7369 --tenants eval-pytest,eval-requests,eval-flask,eval-seaborn
+
+The earlier commit's codesift._bm25_symbols and codesift._bm25_files are created as session
+functions (pg_temp) beside the installed ones, so both versions read the same postings in the
+same session, question by question (interleaved). Questions: the --short set (express-10) as
+they are, and the --long set's texts cut to 300 words and read as pipeline/question.py reads a
+long question (weighted terms); each is asked at one ref of the tenant, in turn, as the eval
+asks a SWE-bench instance at its commit. Reported per tenant and kind: p50 ms of each version,
+and the mean top-20 overlap with exhaustive BM25 (every posting of every term summed, the
+weights applied, live in the ref) and how often the first result is the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from codesift.db import current_dsn
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "plpython"))
+
+from codesift_db.pipeline import question  # noqa: E402
+from codesift_db.pipeline.query import terms as query_terms  # noqa: E402
+
+LEXICAL_SQL = "sql/idempotent/003-lexical.sql"
+LEGS = {  # leg: (its function, the statement after the function's name, the row's key)
+    "symbols": ("_bm25_symbols", "(%s, %s, %s, null, null, null, 40, 1.2, 0.75, %s)", "symbol_id"),
+    "files": ("_bm25_files", "(%s, %s, %s, null, null, 30, 1.2, 0.75, %s)", "path"),
+}
+EXHAUSTIVE = {
+    "symbols": """
+with w as (select * from unnest(%(terms)s::text[], %(weights)s::float8[]) as w (term, weight)),
+idf as (
+    select i.term, i.idf * coalesce(w.weight, 1) as idf, i.avgdl
+    from codesift._bm25_idf(%(t)s, 'symbol', %(terms)s) as i left join w on w.term = i.term
+),
+scored as (
+    select p.symbol_id, sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) as score
+    from idf join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
+    group by p.symbol_id
+)
+select scored.symbol_id from scored
+where exists (select 1 from codesift.code_symbols s join codesift.files f
+    on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
+    and f.repository_id = %(r)s where s.id = scored.symbol_id)
+order by scored.score desc, scored.symbol_id
+limit 20
+""",
+    "files": """
+with w as (select * from unnest(%(terms)s::text[], %(weights)s::float8[]) as w (term, weight)),
+idf as (
+    select i.term, i.idf * coalesce(w.weight, 1) as idf, i.avgdl
+    from codesift._bm25_idf(%(t)s, 'file', %(terms)s) as i left join w on w.term = i.term
+)
+select f.path
+from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
+join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
+    and f.repository_id = %(r)s
+group by f.path
+order by sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) desc, f.path
+limit 20
+""",
+}
+
+
+def earlier_functions(rev: str) -> str:
+    """The earlier commit's two BM25 leg functions, renamed into pg_temp."""
+    text = subprocess.run(
+        ["git", "show", f"{rev}:{LEXICAL_SQL}"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    out = []
+    for function, _, _ in LEGS.values():
+        start = text.index(f"create or replace function codesift.{function}(")
+        end = text.index(f"comment on function codesift.{function}(", start)
+        out.append(
+            text[start:end].replace(f"codesift.{function}(", f"pg_temp.before{function}(", 1)
+        )
+    return "\n".join(out)
+
+
+def questions(short: Path, long: Path, words: int) -> list[tuple[str, list[str], list | None]]:
+    out: list[tuple[str, list[str], list | None]] = []
+    for q in json.loads(short.read_text())["queries"]:
+        out.append(("short", query_terms(q["query"]), None))
+    for q in json.loads(long.read_text())["queries"][:20]:
+        text = " ".join(q["query"].split(" ")[:words])
+        reading = question.read(text)
+        if reading.long:
+            ts, weights = question.weighted_terms(text, reading)
+            out.append(("long", list(ts), list(weights)))
+        else:
+            out.append(("long", query_terms(text), None))
+    return out
+
+
+def rows(conn, sql: str, args) -> list:
+    return [r[0] for r in conn.execute(sql, args).fetchall()]
+
+
+def measure(conn, tenant_name: str, qs: list, reps: int) -> None:
+    tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
+    tenant_id = tenant.fetchone()[0]
+    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
+    refs = rows(
+        conn, "select id from codesift.repositories where tenant_id = %s order by id", (tenant_id,)
+    )
+    for leg, (function, call, _) in LEGS.items():
+        versions = {"before": f"pg_temp.before{function}", "now": f"codesift.{function}"}
+        stats: dict = {}
+        for i, (kind, ts, weights) in enumerate(qs):
+            ref = refs[i % len(refs)]
+            exact = rows(
+                conn, EXHAUSTIVE[leg], {"t": tenant_id, "r": ref, "terms": ts, "weights": weights}
+            )
+            for version, name in versions.items():
+                args = (tenant_id, ts, [ref], weights)
+                got = rows(conn, f"select {LEGS[leg][2]} from {name}{call}", args)  # warm
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    got = rows(conn, f"select {LEGS[leg][2]} from {name}{call}", args)
+                    stats.setdefault((kind, version, "ms"), []).append(
+                        (time.perf_counter() - t0) * 1000
+                    )
+                if exact:
+                    top = got[:20]
+                    stats.setdefault((kind, version, "overlap"), []).append(
+                        len(set(top) & set(exact)) / len(exact)
+                    )
+                    stats.setdefault((kind, version, "first"), []).append(top[:1] == exact[:1])
+        for kind in ("short", "long"):
+            cells = []
+            for version in ("before", "now"):
+                ms = statistics.median(stats[(kind, version, "ms")])
+                overlap = statistics.mean(stats.get((kind, version, "overlap"), [0]))
+                first = statistics.mean(stats.get((kind, version, "first"), [0]))
+                cells.append(f"{ms:7.1f} {overlap:6.3f} {first:5.2f}")
+            print(f"{tenant_name:14} {len(refs):>4} {leg:8} {kind:6} {cells[0]}  | {cells[1]}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--against", required=True, help="the earlier commit (git revision)")
+    ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
+    ap.add_argument("--short", type=Path, default=ROOT / "bench/queries/express.json")
+    ap.add_argument("--long", type=Path, default=ROOT / "bench/queries/swebench-dev.json")
+    ap.add_argument("--words", type=int, default=300, help="a long question's words")
+    ap.add_argument("--reps", type=int, default=3, help="timed calls per question and version")
+    args = ap.parse_args()
+    qs = questions(args.short, args.long, args.words)
+    with psycopg.connect(current_dsn(), autocommit=True) as conn:
+        conn.execute("set jit = off")
+        conn.execute(earlier_functions(args.against))
+        print(f"BM25 legs: {args.against} (before) against this checkout (now); ")
+        print("per version: p50 ms, top-20 overlap with exhaustive BM25, same first result")
+        print(f"{'tenant':14} {'refs':>4} {'leg':8} {'kind':6} {'before':>20}  | {'now':>20}")
+        for tenant in args.tenants.split(","):
+            measure(conn, tenant.strip(), qs, args.reps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
