@@ -536,7 +536,8 @@ def index_repository(
     name = name or checkout_repository(conn, tenant_id, checkout_path) or root.name
     repo_id = ensure_repository(conn, tenant_id, name, checkout_path, stored_ref)
     summary = IndexSummary(repository=name, commit=commit, ref=stored_ref)
-    if not worktree and _indexed_commit(conn, tenant_id, repo_id) == (commit, False):
+    indexed = _indexed_commit(conn, tenant_id, repo_id)
+    if not worktree and indexed == (commit, False):
         summary.unchanged = True  # this ref is indexed at this commit: nothing to do
         summary.references_backfilled = backfill_references(conn, tenant_id)
         if embed:
@@ -576,6 +577,8 @@ def index_repository(
         lock.commit()
     finally:
         lock.close()
+    if indexed[0] is None:  # a new ref: the planner's statistics do not know its rows yet
+        conn.execute("select codesift.refresh_statistics()")
     summary.references_backfilled = backfill_references(conn, tenant_id)
     if embed:
         summary.embedded = embed_pending(conn, tenant_id, show_progress)

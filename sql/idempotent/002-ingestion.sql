@@ -89,3 +89,35 @@ comment on function codesift.resolve_edges(bigint, text[]) is
 'Recomputes the import, tests and references edges from the given live files of a repository (right when only '
 'their contents changed, not the set of live paths); returns the number of edges from them. '
 'At most 10,000 paths.';
+
+-- refresh_statistics: a ref or tenant indexed for the first time is planned from statistics
+-- that do not know it (a small tenant's rows estimated as the average tenant's), and
+-- autovacuum reads them again only once a tenth of a whole table has changed. The loader
+-- calls this after a ref's first index (loader/codesift/indexer.py). A security definer
+-- function because only a table's owner may ANALYZE it before PostgreSQL 17; it takes no
+-- argument and returns no row of any tenant. Every table is read, changed or not: the
+-- counts of changes other sessions made may not be reported yet.
+create or replace function codesift.refresh_statistics()
+returns integer
+language plpgsql
+volatile
+security definer
+set search_path = codesift, pg_catalog
+as $fn$
+declare
+    written constant text[] := array[
+        'repositories', 'blobs', 'files', 'code_symbols', 'symbol_terms', 'blob_terms',
+        'term_stats', 'corpus_stats', 'blob_imports', 'file_edges', 'code_references'
+    ];
+    t text;
+begin
+    foreach t in array written loop
+        execute format('analyze codesift.%I', t);
+    end loop;
+    return cardinality(written);
+end;
+$fn$;
+
+comment on function codesift.refresh_statistics() is
+'ANALYZE the tables an index run writes, as their owner (the loader calls it after a '
+'ref''s first index); returns how many it analyzed.';

@@ -19,7 +19,8 @@ create policy token_lookup on codesift.mcp_tokens for all to current_user
 using (true) with check (true);
 
 -- token_tenant: the tenant of a live token, from its hash; null for an unknown or
--- revoked one. A security definer function (with tenant_named, below, the only ones):
+-- revoked one. A security definer function (with tenant_named, below, and the loader's
+-- refresh_statistics in 002-ingestion.sql, the only ones):
 -- the MCP HTTP server calls it as codesift_app before any tenant is set (a token is
 -- what names the tenant). Tiny on purpose: one lookup by hash and a last-used stamp at
 -- most once a minute.

@@ -71,6 +71,9 @@ begin
             ('extract_blobs()', 'codesift_tenant'),
             ('backfill_references(integer)', 'codesift_tenant'),
             ('rank_files(bigint)', 'codesift_tenant'),
+            -- the loader's, after a ref's first index
+            ('refresh_statistics()', 'codesift_app'),
+            ('refresh_statistics()', 'codesift_tenant'),
             ('_collect_garbage()', 'codesift_app'),
             ('_collect_garbage()', 'codesift_tenant'),
             ('_forget_blobs(text[])', 'codesift_app'),

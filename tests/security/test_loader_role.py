@@ -72,3 +72,36 @@ def test_names_are_bounded(dsn, make_repo, db):
         )
         with pytest.raises(psycopg.errors.UndefinedObject):
             loader.execute("select forget_repository(%s)", ("y" * 1_000_000,))
+
+
+ANALYZED = (
+    "select relname, last_analyze from pg_stat_user_tables where schemaname = 'codesift'"
+    " and relname in ('code_symbols', 'files', 'symbol_terms') order by relname"
+)
+
+
+def test_a_refs_first_index_refreshes_the_planner_statistics(dsn, make_repo, db):
+    # a new ref is planned from statistics that know its rows: the loader has the tables
+    # analyzed (as their owner) right after its first index, and not after one that
+    # changed nothing
+    loader = make_conninfo(dsn, user="codesift_loader")
+    root = make_repo({**COMMON, **secret_files("acme")}, name="acme-fresh")
+    before = dict(db.execute(ANALYZED).fetchall())
+    assert _cli(loader, "index", str(root), "--tenant", "acme", "--no-embed").returncode == 0
+    first = dict(db.execute(ANALYZED).fetchall())
+    assert all(
+        first[t] is not None and (before.get(t) is None or first[t] > before[t]) for t in first
+    )
+    assert _cli(loader, "index", str(root), "--tenant", "acme", "--no-embed").returncode == 0
+    assert dict(db.execute(ANALYZED).fetchall()) == first
+    # only the loader may run it; it takes no argument and answers a count, nothing else
+    for role in ("codesift_app", "codesift_tenant", "public"):
+        assert db.execute(
+            "select has_function_privilege(%s, 'codesift.refresh_statistics()', 'execute')",
+            (role,),
+        ).fetchone() == (False,), role
+    with psycopg.connect(make_conninfo(dsn, user="codesift_app")) as app:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            app.execute("select codesift.refresh_statistics()")
+    with psycopg.connect(loader) as conn:
+        assert conn.execute("select codesift.refresh_statistics()").fetchone() == (11,)

@@ -326,19 +326,27 @@ def test_token_table_and_lookup_function_privileges(db, dsn, two, app_connect):
     finally:
         db.execute(f"drop owned by {role}")
         db.execute(f"drop role if exists {role}")
-    # token_tenant and tenant_named (OpenID Connect tokens) are the only security definer
-    # functions, each with a pinned search_path, executable by codesift_app alone
+    # token_tenant and tenant_named (OpenID Connect tokens), executable by codesift_app
+    # alone, and the loader's refresh_statistics are the only security definer functions,
+    # each with a pinned search_path
     definers = db.execute(
-        "select p.proname, p.proconfig from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
+        "select format('%s(%s)', p.proname, oidvectortypes(p.proargtypes)), p.proconfig"
+        " from pg_proc p"
+        " join pg_namespace n on n.oid = p.pronamespace"
         " where n.nspname = 'codesift' and p.prosecdef order by p.proname"
     ).fetchall()
-    assert [d[0] for d in definers] == ["tenant_named", "token_tenant"]
-    for name, config in definers:
-        assert any(c.startswith("search_path=") for c in config), name
-        for role in ("public", "codesift_loader", "codesift_tenant"):
+    runs = {
+        "refresh_statistics()": "codesift_loader",
+        "tenant_named(text)": "codesift_app",
+        "token_tenant(text)": "codesift_app",
+    }
+    assert [d[0] for d in definers] == list(runs)
+    for signature, config in definers:
+        assert any(c.startswith("search_path=") for c in config), signature
+        for role in ("public", "codesift_app", "codesift_loader", "codesift_tenant"):
             assert db.execute(
-                f"select has_function_privilege('{role}', 'codesift.{name}(text)', 'execute')"
-            ).fetchone() == (False,), (name, role)
+                "select has_function_privilege(%s, %s, 'execute')", (role, "codesift." + signature)
+            ).fetchone() == (role == runs[signature],), (signature, role)
 
 
 def test_a_pooled_connection_keeps_no_tenant_between_requests(dsn, two):
