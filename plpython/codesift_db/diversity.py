@@ -150,14 +150,18 @@ def _similar_kept(
 
 
 def prune(
-    items: list[dict], threshold: float = DEFAULT_THRESHOLD, own_lines: bool = True
+    items: list[dict],
+    threshold: float = DEFAULT_THRESHOLD,
+    own_lines: bool = True,
+    token_sets: dict | None = None,
 ) -> list[dict]:
     """Greedy diversity filter; see the module docstring for the rules.
 
     Returns every item, in input order, as a new dict with `decision` added (and `pruned_by`
     for pruned items). Raises ValueError for a threshold outside [0, 1]. With own_lines
     False, rule 2 weighs the shared lines against the smaller of the two ranges, as the
-    engine before issue 16 did (a class around a kept method is pruned).
+    engine before issue 16 did (a class around a kept method is pruned). `token_sets`, when
+    given, keeps each item's token set by its id for the next call over the same items.
     """
     t = _check_threshold(threshold)
     out: list[dict] = []
@@ -188,7 +192,12 @@ def prune(
 
         toks = _EMPTY
         if decision == KEPT:
-            toks = tokens(item.get("text") or "")
+            if token_sets is None:
+                toks = tokens(item.get("text") or "")
+            else:
+                toks = token_sets.get(item["id"]) or token_sets.setdefault(
+                    item["id"], tokens(item.get("text") or "")
+                )
             similar = _similar_kept(toks, t, kept_sizes, kept_sets)
             if similar is not None:
                 decision, by = PRUNED_JACCARD, similar[0]

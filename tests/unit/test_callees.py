@@ -1,7 +1,7 @@
 """The calls the best candidates make (pipeline/callees.py) and the pack's fill
 (pipeline/fill.py): pure functions, no database."""
 
-from codesift_db import packing
+from codesift_db import diversity, packing
 from codesift_db.pipeline import callees, fill
 
 
@@ -134,3 +134,18 @@ def test_a_packed_class_still_prunes_its_methods():
     method = _item(2, "b.py", 10, 20, "def helper():\n    return 1")
     out = {i["id"]: i for i in fill.fill([klass, method], 4000, 0.88, True)}
     assert out["s:1"]["packed"] and out["s:2"]["decision"] == "pruned:overlap"
+
+
+def test_the_fill_reads_each_candidates_tokens_once_over_its_rounds(monkeypatch):
+    # copies of a file too big for what the best item leaves: each round leaves one out and
+    # the next copy takes its place; every token set is computed once, not once a round
+    small = _item(1, "small.py", 1, 2, "def helper():\n    return 1")
+    body = "\n".join(f"value_{i} = compute({i})" for i in range(200))
+    copies = [_item(n, f"copy{n}/big.py", 1, 200, body, "file") for n in range(2, 7)]
+    calls = []
+    real = diversity.tokens
+    monkeypatch.setattr(diversity, "tokens", lambda text: calls.append(text) or real(text))
+    out = {i["id"]: i for i in fill.fill([small, *copies], 200, 0.88, True)}
+    assert out["s:1"]["packed"]
+    assert all(out[c["id"]]["decision"] == packing.NOT_PACKED_BUDGET for c in copies)
+    assert len(calls) == 1 + len(copies)

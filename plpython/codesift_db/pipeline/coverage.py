@@ -14,9 +14,18 @@ def cost(item: dict) -> int:
     return tokens.estimate_tokens(f"{packing.format_header(item)}\n{item.get('text') or ''}")
 
 
-def front(items: list[dict], budget: int) -> list[dict]:
+def _cost(item: dict, costs: dict | None) -> int:
+    if costs is None:
+        return cost(item)
+    if item["id"] not in costs:
+        costs[item["id"]] = cost(item)
+    return costs[item["id"]]
+
+
+def front(items: list[dict], budget: int, costs: dict | None = None) -> list[dict]:
     """items (best first) reordered: the best one, then one fitting candidate for each of the
-    next best files, then the rest in their order."""
+    next best files, then the rest in their order. `costs`, when given, keeps each item's
+    cost by its id for the next call over the same items."""
     kept = [i for i in items if i.get("decision") in (None, packing.KEPT)]
     if len(kept) < 2:
         return items
@@ -32,7 +41,7 @@ def front(items: list[dict], budget: int) -> list[dict]:
         if path in covered:
             continue
         covered.add(path)
-        fit = next((i for i in found if cost(i) <= share), None)
+        fit = next((i for i in found if _cost(i, costs) <= share), None)
         if fit is not None:
             chosen.append(fit)
     ids = {id(i) for i in chosen}

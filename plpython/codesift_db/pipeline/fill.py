@@ -11,11 +11,14 @@ def fill(candidates: list[dict], budget: int, threshold: float, pack_feature: bo
     """Every candidate once, with its decision and what was packed of it (candidates come
     best first, each with a unique `id`)."""
     left_out: set = set()
+    # each candidate's token set and cost, computed once for every round
+    token_sets: dict = {}
+    costs: dict = {}
     while True:
         tried = [i for i in candidates if i["id"] not in left_out]
-        pruned = diversity.prune(tried, threshold, own_lines=pack_feature)
+        pruned = diversity.prune(tried, threshold, own_lines=pack_feature, token_sets=token_sets)
         if pack_feature:
-            pruned = coverage.front(pruned, budget)
+            pruned = coverage.front(pruned, budget, costs)
         packed = packing.pack(pruned, budget)
         unfit = {i["id"] for i in packed if i["decision"] == packing.NOT_PACKED_BUDGET}
         # each round leaves out at least one more candidate: at most len(candidates) rounds
