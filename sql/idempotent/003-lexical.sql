@@ -132,7 +132,7 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 --
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth,
---    1,000 by default; half that for files; up to 8x that when the scope's live files
+--    2,000 by default; half that for files; up to 8x that when the scope's live files
 --    are few of the tenant's: one ref of many), only those that add at least a tenth
 --    of the heaviest term's idf (times its weight) to a score, summed as idf * impact;
 -- 2. the best `pool` of them (4k, at least 400; files 200; times the same factor
@@ -219,7 +219,7 @@ security invoker
 set search_path = codesift, public
 as $fn$
 declare
-    default_depth constant integer := 1000;
+    default_depth constant integer := 2000;
     max_depth constant integer := 1000000;
     setting text := current_setting('codesift.bm25_depth', true);
     digits text;
@@ -249,7 +249,7 @@ $fn$;
 
 comment on function codesift._bm25_depth() is
 'Postings the BM25 legs read per query term before deepening: setting codesift.bm25_depth, '
-'1,000 by default, at least 1 and at most 1,000,000 (anything but a whole number raises '
+'2,000 by default, at least 1 and at most 1,000,000 (anything but a whole number raises '
 '22023).';
 
 create or replace function codesift._bm25_scope_factor(tenant bigint, repository_ids bigint[])
@@ -492,8 +492,8 @@ declare
     bounded boolean := codesift._leg_bounds(k, terms, null, repository_ids);
     weighted boolean := codesift._weight_bounds(terms, weights);
     -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
-    -- django + sympy (6,600 files) 500 postings per term gave 0.95 of the exhaustive
-    -- top 20 (bench/bm25_agreement_bench.py)
+    -- django + sympy (7,295 files) 1,000 postings per term gave 0.98 of the exhaustive
+    -- top 20, 500 gave 0.95 (bench/bm25_agreement_bench.py)
     reading integer := greatest(codesift._bm25_depth() / 2, 1);
     checking integer := greatest(4 * k, 200);
     -- postings that add less than a tenth of the heaviest query term's idf to a score

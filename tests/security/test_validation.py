@@ -149,7 +149,7 @@ def test_a_bad_bm25_depth_is_a_clear_error(db, two, acme, app_connect, depth):
     )
 
 
-@pytest.mark.parametrize("depth, reads", [("", 1000), (" 2500 ", 2500), ("-5", 1), ("0", 1)])
+@pytest.mark.parametrize("depth, reads", [("", 2000), (" 2500 ", 2500), ("-5", 1), ("0", 1)])
 def test_a_good_bm25_depth_is_read(db, acme, depth, reads):
     db.execute("select set_config('codesift.bm25_depth', %s, false)", (depth,))
     assert db.execute("select codesift._bm25_depth()").fetchone()[0] == reads
