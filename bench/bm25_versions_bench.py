@@ -30,47 +30,19 @@ from codesift.db import current_dsn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "plpython"))
 
+from bm25_agreement_bench import EXHAUSTIVE  # noqa: E402
 from codesift_db.pipeline import question  # noqa: E402
 from codesift_db.pipeline.query import terms as query_terms  # noqa: E402
 
 LEXICAL_SQL = "sql/idempotent/003-lexical.sql"
-LEGS = {  # leg: (its function, the statement after the function's name, the row's key)
-    "symbols": ("_bm25_symbols", "(%s, %s, %s, null, null, null, 40, 1.2, 0.75, %s)", "symbol_id"),
-    "files": ("_bm25_files", "(%s, %s, %s, null, null, 30, 1.2, 0.75, %s)", "path"),
-}
-EXHAUSTIVE = {
-    "symbols": """
-with w as (select * from unnest(%(terms)s::text[], %(weights)s::float8[]) as w (term, weight)),
-idf as (
-    select i.term, i.idf * coalesce(w.weight, 1) as idf, i.avgdl
-    from codesift._bm25_idf(%(t)s, 'symbol', %(terms)s) as i left join w on w.term = i.term
-),
-scored as (
-    select p.symbol_id, sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) as score
-    from idf join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
-    group by p.symbol_id
-)
-select scored.symbol_id from scored
-where exists (select 1 from codesift.code_symbols s join codesift.files f
-    on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
-    and f.repository_id = %(r)s where s.id = scored.symbol_id)
-order by scored.score desc, scored.symbol_id
-limit 20
-""",
-    "files": """
-with w as (select * from unnest(%(terms)s::text[], %(weights)s::float8[]) as w (term, weight)),
-idf as (
-    select i.term, i.idf * coalesce(w.weight, 1) as idf, i.avgdl
-    from codesift._bm25_idf(%(t)s, 'file', %(terms)s) as i left join w on w.term = i.term
-)
-select f.path
-from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
-join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
-    and f.repository_id = %(r)s
-group by f.path
-order by sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) desc, f.path
-limit 20
-""",
+LEGS = {  # leg: (its function, the statement after the function's name, the row's key, tier)
+    "symbols": (
+        "_bm25_symbols",
+        "(%s, %s, %s, null, null, null, 40, 1.2, 0.75, %s)",
+        "symbol_id",
+        "symbol",
+    ),
+    "files": ("_bm25_files", "(%s, %s, %s, null, null, 30, 1.2, 0.75, %s)", "path", "file"),
 }
 
 
@@ -84,7 +56,7 @@ def earlier_functions(rev: str) -> str:
         text=True,
     ).stdout
     out = []
-    for function, _, _ in LEGS.values():
+    for function, *_ in LEGS.values():
         start = text.index(f"create or replace function codesift.{function}(")
         end = text.index(f"comment on function codesift.{function}(", start)
         out.append(
@@ -119,20 +91,20 @@ def measure(conn, tenant_name: str, qs: list, reps: int) -> None:
     refs = rows(
         conn, "select id from codesift.repositories where tenant_id = %s order by id", (tenant_id,)
     )
-    for leg, (function, call, _) in LEGS.items():
+    for leg, (function, call, key, tier) in LEGS.items():
         versions = {"before": f"pg_temp.before{function}", "now": f"codesift.{function}"}
         stats: dict = {}
         for i, (kind, ts, weights) in enumerate(qs):
             ref = refs[i % len(refs)]
             exact = rows(
-                conn, EXHAUSTIVE[leg], {"t": tenant_id, "r": ref, "terms": ts, "weights": weights}
+                conn, EXHAUSTIVE[tier], {"t": tenant_id, "r": ref, "terms": ts, "weights": weights}
             )
             for version, name in versions.items():
                 args = (tenant_id, ts, [ref], weights)
-                got = rows(conn, f"select {LEGS[leg][2]} from {name}{call}", args)  # warm
+                got = rows(conn, f"select {key} from {name}{call}", args)  # warm
                 for _ in range(reps):
                     t0 = time.perf_counter()
-                    got = rows(conn, f"select {LEGS[leg][2]} from {name}{call}", args)
+                    got = rows(conn, f"select {key} from {name}{call}", args)
                     stats.setdefault((kind, version, "ms"), []).append(
                         (time.perf_counter() - t0) * 1000
                     )
