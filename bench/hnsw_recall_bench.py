@@ -1,0 +1,134 @@
+"""HNSW recall of the dense legs against exact search, on real code already indexed with
+vectors (prints only, never asserts).
+
+    CODESIFT_DSN=<eval database> .venv/bin/python bench/hnsw_recall_bench.py \\
+        --tenants eval-requests,eval-seaborn,eval-flask
+
+The retrieval bench grows its corpus by copying one repository with noise, so its HNSW
+recall says little about real code. Here every question (--short as they are, --long cut to
+300 words) is embedded by the database and asked at one ref of the tenant in turn, as the
+eval asks a SWE-bench instance at its commit. For each, the symbol and file legs' top 10
+(codesift._dense_symbols and _dense_files as the pipeline calls them, k 40 and 30: ef_search
+100, relaxed iterative scans, or an exact sort for a tenant holding a small share of the
+index) are compared with the exact top 10 of the same scope (every vector in the ref sorted
+by distance). The HNSW index is shared by every tenant of the database: a tenant's rows are
+a share of it, as in a real deployment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from codesift.db import current_dsn
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+EXACT = {
+    "symbols": """
+select s.id from codesift.code_symbols as s
+where s.tenant_id = %(t)s and s.embedding_model = %(m)s and exists (
+    select 1 from codesift.live_files as v
+    where v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha and v.repository_id = %(r)s)
+order by (s.embedding <=> %(v)s::vector) + 0, s.id
+limit 10
+""",
+    "files": """
+select f.path from codesift.blobs as b
+join codesift.live_files as f on f.tenant_id = b.tenant_id and f.blob_sha = b.sha
+where b.tenant_id = %(t)s and b.embedding_model = %(m)s and f.repository_id = %(r)s
+order by (b.embedding <=> %(v)s::vector) + 0, f.path
+limit 10
+""",
+}
+# as the pipeline calls them (pipeline/legs.py: 40 symbols, 30 files); recall of their top 10
+LEGS = {
+    "symbols": "select symbol_id from codesift._dense_symbols("
+    "%(t)s, %(v)s::vector, %(m)s, array[%(r)s]::bigint[], null, null, null, 40)",
+    "files": "select path from codesift._dense_files("
+    "%(t)s, %(v)s::vector, %(m)s, array[%(r)s]::bigint[], null, null, 30)",
+}
+
+
+def questions(short: Path, long: Path, words: int) -> list[str]:
+    out = [q["query"] for q in json.loads(short.read_text())["queries"]]
+    out += [
+        " ".join(q["query"].split(" ")[:words]) for q in json.loads(long.read_text())["queries"]
+    ]
+    return out
+
+
+def rows(conn, sql: str, args: dict) -> list:
+    return [r[0] for r in conn.execute(sql, args).fetchall()]
+
+
+def timed(conn, sql: str, args: dict) -> tuple[list, float]:
+    t0 = time.perf_counter()
+    got = rows(conn, sql, args)
+    return got[:10], (time.perf_counter() - t0) * 1000
+
+
+def measure(conn, tenant_name: str, texts: list[str]) -> None:
+    tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
+    t = tenant.fetchone()[0]
+    conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(t),))
+    model = conn.execute("select value from codesift.settings where key = 'embedding_model'")
+    m = model.fetchone()[0]
+    refs = rows(
+        conn, "select id from codesift.repositories where tenant_id = %(t)s order by id", {"t": t}
+    )
+    vectors = conn.execute(
+        "select count(*) from codesift.code_symbols where tenant_id = %s and embedding is not null",
+        (t,),
+    ).fetchone()[0]
+    stats: dict = {}
+    for i, text in enumerate(texts):
+        v = conn.execute("select codesift.embed_query(%s)::text", (text,)).fetchone()[0]
+        args = {"t": t, "m": m, "r": refs[i % len(refs)], "v": v}
+        for leg in ("symbols", "files"):
+            exact = rows(conn, EXACT[leg], args)
+            if not exact:
+                continue
+            rows(conn, LEGS[leg], args)  # warm
+            got, ms = timed(conn, LEGS[leg], args)
+            stats.setdefault(leg, []).append((len(set(got) & set(exact)) / len(exact), ms))
+    for leg, values in stats.items():
+        recall = statistics.mean(r for r, _ in values)
+        p50 = statistics.median(ms for _, ms in values)
+        where = f"{tenant_name:14} {vectors:>8,} {len(refs):>4} {leg:8}"
+        print(f"{where} {recall:>7.3f} {p50:>7.2f}  ({len(values)})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
+    ap.add_argument("--short", type=Path, default=ROOT / "bench/queries/express.json")
+    ap.add_argument("--long", type=Path, default=ROOT / "bench/queries/swebench-dev.json")
+    ap.add_argument("--words", type=int, default=300, help="a long question's words")
+    args = ap.parse_args()
+    texts = questions(args.short, args.long, args.words)
+    with psycopg.connect(current_dsn(), autocommit=True) as conn:
+        conn.execute("set jit = off")
+        total = conn.execute(
+            "select count(*) from codesift.code_symbols where embedding is not null"
+        ).fetchone()[0]
+        print(f"HNSW recall@10 against exact search in the scope; {total:,} symbol vectors")
+        head = f"{'tenant':14} {'vectors':>8} {'refs':>4} {'leg':8}"
+        print(f"{head} {'recall':>7} {'p50 ms':>7}  (questions)")
+        for tenant in args.tenants.split(","):
+            measure(conn, tenant.strip(), texts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
