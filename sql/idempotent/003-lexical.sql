@@ -275,12 +275,12 @@ begin
     from codesift.corpus_stats as c
     where c.tenant_id = tenant and c.tier = 'file';
     -- otherwise as many times deeper as the tenant's files outnumber those live in scope,
-    -- up to 8 times (counted up to the tenant's files: bounded by the tenant)
+    -- up to 8 times; counted up to half the tenant's files, past which the factor is 2
     select count(*) into in_scope
     from (
         select 1 from codesift.files as f
         where f.tenant_id = tenant and f.live and f.repository_id = any(repository_ids)
-        limit coalesce(tenant_files, 0)
+        limit coalesce(tenant_files, 0) / 2 + 1
     ) as q;
     return greatest(1, least(8, ceil(coalesce(tenant_files, 0)::numeric / greatest(in_scope, 1))));
 end;
