@@ -30,6 +30,15 @@ drop function if exists codesift._bm25_symbols(
 drop function if exists codesift._bm25_files(
     bigint, text[], bigint[], text, text, integer, double precision, double precision
 );
+-- the legs before they took the scope's depth factor
+drop function if exists codesift._bm25_symbols(
+    bigint, text[], bigint[], text, text, text[], integer, double precision, double precision,
+    double precision[]
+);
+drop function if exists codesift._bm25_files(
+    bigint, text[], bigint[], text, text, integer, double precision, double precision,
+    double precision[]
+);
 
 create or replace function codesift._tsrank_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
@@ -293,7 +302,7 @@ comment on function codesift._bm25_scope_factor(bigint, bigint[]) is
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision,
-    weights double precision[] default null
+    weights double precision[] default null, depth_factor integer default null
 )
 returns table (symbol_id bigint, score double precision)
 language plpgsql
@@ -327,7 +336,10 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
-    factor := codesift._bm25_scope_factor(tenant, repository_ids);
+    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8
+    factor := coalesce(
+        least(greatest(depth_factor, 1), 8), codesift._bm25_scope_factor(tenant, repository_ids)
+    );
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
@@ -467,16 +479,17 @@ $fn$;
 
 comment on function codesift._bm25_symbols(
     bigint, text[], bigint[], text, text, text[], integer, double precision, double precision,
-    double precision[]
+    double precision[], integer
 ) is
 'Lexical leg over symbols: Okapi BM25 (k1, b) with idf from the tenant''s term statistics, '
 'OR semantics over the terms; top k live symbols passing the filters, scored exactly, from '
-'candidates among each term''s best-impact postings.';
+'candidates among each term''s best-impact postings, read depth_factor times deeper (1 to '
+'8; codesift._bm25_scope_factor when null).';
 
 create or replace function codesift._bm25_files(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     k integer, k1 double precision, b double precision,
-    weights double precision[] default null
+    weights double precision[] default null, depth_factor integer default null
 )
 returns table (repository_id bigint, path text, score double precision)
 language plpgsql
@@ -514,7 +527,10 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
-    factor := codesift._bm25_scope_factor(tenant, repository_ids);
+    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8
+    factor := coalesce(
+        least(greatest(depth_factor, 1), 8), codesift._bm25_scope_factor(tenant, repository_ids)
+    );
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
@@ -656,7 +672,8 @@ $fn$;
 
 comment on function codesift._bm25_files(
     bigint, text[], bigint[], text, text, integer, double precision, double precision,
-    double precision[]
+    double precision[], integer
 ) is
 'Lexical leg over files: Okapi BM25 over whole-file content and path terms; top k live '
-'files, scored exactly, from candidates among each term''s best-impact postings.';
+'files, scored exactly, from candidates among each term''s best-impact postings, read '
+'depth_factor times deeper (1 to 8; codesift._bm25_scope_factor when null).';

@@ -402,6 +402,21 @@ def test_term_weights_are_bounded(db, app_connect, clique, leg, weights, says):
     assert ok >= 0
 
 
+@pytest.mark.parametrize("leg", ["_bm25_symbols", "_bm25_files"])
+def test_a_hostile_depth_factor_reads_at_most_8_times_deeper(db, app_connect, clique, leg):
+    conn, sql, args = _leg(db, app_connect, clique, leg)
+    sql = sql.replace(", 1.2, 0.75)", ", 1.2, 0.75, null, %(factor)s::integer)")
+    rows = {f: conn.execute(sql, args | {"factor": f}).fetchone()[0] for f in (1, 8, None)}
+    assert rows[1] == rows[8] == rows[None] > 0
+    # out of range: kept to 1..8, no error and no unbounded read
+    for factor in (2_147_483_647, 0, -2_147_483_648):
+        assert conn.execute(sql, args | {"factor": factor}).fetchone()[0] == rows[1]
+    # another tenant's repository stays invisible however deep the leg reads
+    globex_repo = clique["globex"][1]
+    deep = conn.execute(sql, args | {"repos": [globex_repo], "factor": 8}).fetchone()[0]
+    assert deep == 0
+
+
 @pytest.mark.parametrize(
     "setting, value, says",
     [

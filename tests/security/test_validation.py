@@ -114,7 +114,7 @@ def _runner(db, app_connect, tenant_id):
     allowed = db.execute(
         "select has_function_privilege('codesift_app',"
         " 'codesift._bm25_symbols(bigint,text[],bigint[],text,text,text[],integer,float8,float8,"
-        "float8[])',"
+        "float8[],integer)',"
         " 'execute')"
     ).fetchone()[0]
     if allowed:

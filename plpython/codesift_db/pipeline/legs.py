@@ -14,7 +14,8 @@ SYMBOL_DEPTH = 40  # rows taken from each symbol leg
 FILE_DEPTH = 30  # rows taken from each file leg
 
 BM25_SYMBOLS = (
-    "select symbol_id, score from codesift._bm25_symbols($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    "select symbol_id, score from codesift._bm25_symbols("
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     [
         "bigint",
         "text[]",
@@ -26,12 +27,18 @@ BM25_SYMBOLS = (
         "float8",
         "float8",
         "float8[]",
+        "int",
     ],
 )
 BM25_FILES = (
     "select repository_id, path, score from codesift._bm25_files("
-    "$1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    ["bigint", "text[]", "bigint[]", "text", "text", "int", "float8", "float8", "float8[]"],
+    "$1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    ["bigint", "text[]", "bigint[]", "text", "text", "int", "float8", "float8", "float8[]", "int"],
+)
+# how much deeper both BM25 legs read for this scope, read once for the two
+SCOPE_FACTOR = (
+    "select codesift._bm25_scope_factor($1, $2) as factor",
+    ["bigint", "bigint[]"],
 )
 TSRANK_SYMBOLS = (
     "select symbol_id, score from codesift._tsrank_symbols($1, $2, $3, $4, $5, $6, $7)",
@@ -62,6 +69,7 @@ def legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
     lex_sym = lex_file = []
     if terms:
         if p.ranking == "bm25":
+            factor = plans.run(plpy, *SCOPE_FACTOR, [tenant, repo_ids])[0]["factor"]
             lex_sym = plans.run(
                 plpy,
                 *BM25_SYMBOLS,
@@ -76,6 +84,7 @@ def legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
                     p.k1,
                     p.b,
                     weights,
+                    factor,
                 ],
             )
             lex_file = plans.run(
@@ -91,6 +100,7 @@ def legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
                     p.k1,
                     p.b,
                     weights,
+                    factor,
                 ],
             )
         else:
