@@ -329,6 +329,18 @@ def test_a_small_tenant_in_a_crowded_index_gets_its_true_nearest_rows(db, indexe
         assert f"Seq Scan on {table}" not in plan, (name, plan)
         assert f"Index Scan using {table}_embedding" not in plan, (name, plan)
     db.execute("reset plan_cache_mode")
+    # acme's exact sort given the crowd's repository (or the crowd's tenant acme's) finds
+    # nothing: the scope is read through the tenant's own live files (this connection is a
+    # superuser's, so row-level security does not hide them: the statements do)
+    crowd_repo = db.execute("select id from repositories where tenant_id = %s", (crowd,))
+    crowd_repo = crowd_repo.fetchone()[0]
+    for tenant, repos in [(acme, [crowd_repo]), (crowd, [repo])]:
+        for leg in (
+            "_dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, null, 5)",
+            "_dense_files(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, 5)",
+        ):
+            got = db.execute(f"select count(*) from {leg}", (tenant, query, repos)).fetchone()
+            assert got == (0,), (tenant, leg)
 
 
 @pytest.mark.parametrize(
