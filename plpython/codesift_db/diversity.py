@@ -149,6 +149,15 @@ def _similar_kept(
     return None
 
 
+def _tokens_of(item: dict, token_sets: dict | None) -> frozenset[str]:
+    """The item's token set, from token_sets (by id) when it holds it, kept there if given."""
+    if token_sets is None:
+        return tokens(item.get("text") or "")
+    if item["id"] not in token_sets:
+        token_sets[item["id"]] = tokens(item.get("text") or "")
+    return token_sets[item["id"]]
+
+
 def prune(
     items: list[dict],
     threshold: float = DEFAULT_THRESHOLD,
@@ -192,12 +201,7 @@ def prune(
 
         toks = _EMPTY
         if decision == KEPT:
-            if token_sets is None:
-                toks = tokens(item.get("text") or "")
-            else:
-                toks = token_sets.get(item["id"]) or token_sets.setdefault(
-                    item["id"], tokens(item.get("text") or "")
-                )
+            toks = _tokens_of(item, token_sets)
             similar = _similar_kept(toks, t, kept_sizes, kept_sets)
             if similar is not None:
                 decision, by = PRUNED_JACCARD, similar[0]
