@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from codesift import history, learn  # noqa: E402
-from codesift_db.ranker import features, train  # noqa: E402
+from codesift_db.ranker import features, order, train  # noqa: E402
 
 HELD_OUT = 0.2  # the newest share of the questions, never trained on in the held-out scores
 
@@ -73,24 +73,37 @@ def collect(conn, root: Path, repo: str, ref: str, n: int, dense: bool, cache: P
 
 
 def scores(exs: list, model) -> dict:
-    """Over questions: file Acc@1 and Acc@5 (files by first candidate) and gold MRR."""
-    acc1 = acc5 = rr = 0.0
+    """Over questions: file Acc@1 and Acc@5 (files by first candidate; the model does not
+    move files), gold MRR, and in_file1: of the gold files found, the share whose first
+    candidate is gold (what the model orders)."""
+    acc1 = acc5 = rr = firsts = gold_found = 0.0
     for e in exs:
-        order = list(range(len(e.views)))
+        base = [v["score"] for v in e.views]
         if model is not None:
             s = model.score(features.vectors(e.question, e.views))
-            order.sort(key=lambda i: -s[i])
+            base = order.within_files([v["path"] for v in e.views], base, s)
+        ranked = sorted(range(len(e.views)), key=lambda i: (-base[i], i))
         files: list[str] = []
-        for i in order:
+        for i in ranked:
             if e.views[i]["path"] not in files:
                 files.append(e.views[i]["path"])
+                gold_file = any(
+                    e.labels[j] for j in range(len(e.views)) if e.views[j]["path"] == files[-1]
+                )
+                gold_found += gold_file
+                firsts += gold_file and bool(e.labels[i])
         gold_files = {e.views[i]["path"] for i in range(len(e.views)) if e.labels[i]}
         acc1 += files[0] in gold_files
         acc5 += bool(gold_files & set(files[:5]))
-        first = next(r for r, i in enumerate(order, 1) if e.labels[i])
+        first = next(r for r, i in enumerate(ranked, 1) if e.labels[i])
         rr += 1 / first
     n = max(1, len(exs))
-    return {"acc1": acc1 / n, "acc5": acc5 / n, "mrr": rr / n}
+    return {
+        "acc1": acc1 / n,
+        "acc5": acc5 / n,
+        "mrr": rr / n,
+        "in_file1": firsts / max(1, gold_found),
+    }
 
 
 def _fmt(d: dict) -> str:

@@ -5,10 +5,10 @@
 2. Ask each question of the newest `questions` pairs with gold, against the indexed ref,
    with the ranker off (hybrid_search: stage 1's candidates with the features the pipeline
    computed, as the stage sees them), and label the candidates that are gold: a definition
-   the commit changed (or one enclosing it) by path and qualified name, or the whole file
-   of one.
-3. Fit a pairwise linear model (codesift_db/ranker/train.py) and store it for the ref
-   (codesift.ranker_models): from then on pack_context orders that ref's candidates by it.
+   the commit changed (or one enclosing it) by path and qualified name.
+3. Fit a pairwise linear model (codesift_db/ranker/train.py) on pairs drawn inside a
+   file, and store it for the ref (codesift.ranker_models): from then on pack_context
+   orders the candidates of each of that ref's files by it (codesift_db/ranker/order.py).
 
 Leakage: only commits before the indexed commit (by ancestry and committer date) are
 mined, so a model never learns from a change the ref does not already hold. The candidates
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 from codesift_db.pipeline import features as pipeline_features
-from codesift_db.ranker import features, train
+from codesift_db.ranker import features, order, train
 from codesift_db.ranker.model import Model
 
 from . import db, history
@@ -72,13 +72,12 @@ class LearnSummary:
 
 
 def is_gold(view: dict, gold: Sequence[dict]) -> bool:
-    """A candidate is gold when it is a definition the commit changed, one enclosing it,
-    or the whole file of one."""
+    """A candidate is gold when it is a definition the commit changed or one enclosing it.
+    A whole file never is: the model orders the candidates inside a file, where a gold
+    whole file would always come first and teach nothing of the definitions."""
     for g in gold:
-        if view["path"] != g["path"]:
+        if view["path"] != g["path"] or view.get("kind") == "file":
             continue
-        if view.get("kind") == "file":
-            return True
         symbol = view.get("symbol")
         if symbol and (symbol == g["symbol"] or g["symbol"].startswith(symbol + ".")):
             return True
@@ -141,10 +140,16 @@ def examples(
 
 
 def groups(exs: Sequence[Example]) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [
-        (np.array(features.vectors(e.question, e.views), dtype=float), np.array(e.labels))
-        for e in exs
-    ]
+    """The training groups: one per question and file (the model orders the candidates of
+    a file: ranker/order.py), each with a gold candidate and another."""
+    found = []
+    for e in exs:
+        x = np.array(features.vectors(e.question, e.views), dtype=float)
+        y = np.array(e.labels)
+        for members in order.by_file([v["path"] for v in e.views]):
+            if 0 < y[members].sum() < len(members):
+                found.append((x[members], y[members]))
+    return found
 
 
 PAIRS = """
@@ -228,7 +233,9 @@ def learn(
     model = train.fit(groups(exs))
     summary.train_seconds = time.perf_counter() - started
     if model is None:
-        summary.skipped.append("no question found a gold candidate: no model stored")
+        summary.skipped.append(
+            "no question found a gold candidate beside another of its file: no model stored"
+        )
         return summary
     summary.model_bytes = store(conn, tenant_id, repo_id, model, commit, len(exs))
     summary.stored = True

@@ -176,6 +176,11 @@ def _search(conn, ref):
     ).fetchall()
 
 
+def _files(rows):
+    """The files of ranked rows in the order of their best candidates."""
+    return list(dict.fromkeys(r[0] for r in rows))
+
+
 def test_stage_is_off_without_a_model_and_on_with_one(dsn, shop):
     root, shas = shop
     ref = shas["indexed"]
@@ -191,11 +196,18 @@ def test_stage_is_off_without_a_model_and_on_with_one(dsn, shop):
     conn.execute("select set_config('codesift.retrieval_off', '', false)")
     ranked = _search(conn, ref)
     assert ranked == _search(conn, ref)  # deterministic
-    assert ranked[0][2] == "Gamma"  # the longest definition
-    is_file = [r[3] == "file" for r in ranked]
-    assert is_file == sorted(is_file)  # whole files last
-    assert sorted(r[:4] for r in ranked if r[2]) == sorted(r[:4] for r in searched if r[2])
-    assert len(ranked) == len(searched)  # the same candidates, in a new order
+    # inside each file: the longest definition first, the whole file last
+    math = [r for r in ranked if r[0] == "pkg/math.py"]
+    assert math[0][2] == "Gamma"
+    for path in {r[0] for r in ranked}:
+        is_file = [r[3] == "file" for r in ranked if r[0] == path]
+        assert is_file == sorted(is_file), path
+    # no file moves: the files in the order of their best candidates, as without the model
+    assert _files(ranked) == _files(searched)
+    # the same candidates, and each file's scores as without the model, in a new order
+    assert sorted(repr(r[:4]) for r in ranked) == sorted(repr(r[:4]) for r in searched)
+    assert sorted((r[0], r[4]) for r in ranked) == sorted((r[0], r[4]) for r in searched)
+    assert [r[:3] for r in ranked] != [r[:3] for r in searched]
     with_model = _explain(conn, ref)
     assert with_model == _explain(conn, ref)
     assert [r[:3] for r in with_model] != [r[:3] for r in without]
@@ -298,7 +310,8 @@ def test_a_session_model_ranks_that_session_only_and_hostile_ones_are_refused(ds
         "select set_config('codesift.ranker_model', %s, false)", (json.dumps(BIGGEST_FIRST),)
     )
     ranked = _explain(conn, ref)
-    assert _search(conn, ref)[0][2] == "Gamma" and ranked != without
+    math = [r for r in _search(conn, ref) if r[0] == "pkg/math.py"]
+    assert math[0][2] == "Gamma" and ranked != without
     assert _explain(other, ref) == without  # another session: no model
     for hostile in ("{not json", "x" * 300_000, json.dumps({**BIGGEST_FIRST, "weights": [1]})):
         conn.execute("select set_config('codesift.ranker_model', %s, false)", (hostile,))

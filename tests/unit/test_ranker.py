@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from codesift import learn
 from codesift.history import changed_definitions, old_ranges, question_of
-from codesift_db.ranker import features, train
+from codesift_db.ranker import features, order, train
 from codesift_db.ranker.model import FORMAT, VERSION, ModelError, parse
 
 VIEWS = [
@@ -149,3 +150,33 @@ def test_old_ranges_and_changed_definitions():
     assert [g["symbol"] for g in gold] == ["K.m", "omega"]
     # lines added after the last line of a definition are not in it
     assert changed_definitions("m.py", text, [(12, 11)]) == []
+
+
+def test_the_model_reorders_inside_each_file_only():
+    files = ["a.py", "a.py", "b.py", "a.py", "b.py"]
+    base = [0.9, 0.8, 0.7, 0.6, 0.5]
+    model = [0.0, 1.0, 0.0, 2.0, 5.0]
+    new = order.within_files(files, base, model)
+    # a.py's scores 0.9, 0.8, 0.6 handed out by the model: a[3] (2.0), a[1] (1.0), a[0]
+    assert new == [0.6, 0.8, 0.5, 0.9, 0.7]
+    # each file keeps its scores, so a file still ranks by its best one
+    for f in ("a.py", "b.py"):
+        mine = [n for n, g in enumerate(files) if g == f]
+        assert sorted(new[n] for n in mine) == sorted(base[n] for n in mine)
+    # ties in the model keep the base order; one candidate per file changes nothing
+    assert order.within_files(files, base, [0.0] * 5) == base
+    assert order.within_files(["a", "b", "c"], [3.0, 2.0, 1.0], [1.0, 2.0, 3.0]) == [3.0, 2.0, 1.0]
+    assert order.within_files([], [], []) == []
+
+
+def test_training_pairs_are_drawn_inside_a_file():
+    views = [
+        {"path": p, "symbol": s, "kind": "function", "start_line": 1, "end_line": 9, "score": 1.0}
+        for p, s in [("a.py", "x"), ("b.py", "y"), ("a.py", "z"), ("c.py", "w"), ("c.py", "v")]
+    ]
+    ex = learn.Example("sha", "2026-01-01", "question", views, [0, 1, 1, 0, 0])
+    found = learn.groups([ex])
+    # a.py holds a gold candidate and another; b.py has only gold, c.py none: left out
+    assert len(found) == 1
+    x, y = found[0]
+    assert y.tolist() == [0, 1] and x.shape == (2, len(features.NAMES))

@@ -1,10 +1,11 @@
 """The learned ranker's stage (issue 33), the last of stage 1 (so hybrid_search ranks by it,
 and the graph walk, the stand-ins and the callees start from its order): when the one
 repository in scope has a model (codesift.ranker_models, trained on its own history by
-`codesift learn`: loader/codesift/learn.py), every candidate's score becomes the model's
-score of its features (ranker/features.py), so the order changes but no candidate is added
-or dropped. Without a model, with several repositories in scope (their models' scores do
-not compare) or with the feature `ranker` off, nothing changes. A model that cannot be read
+`codesift learn`: loader/codesift/learn.py), each file's candidates are ordered by the
+model's score of their features (ranker/features.py) and take their file's scores in the
+new order (ranker/order.py): no candidate is added or dropped and no file moves. Without a
+model, with several repositories in scope (their models' scores do not compare) or with the
+feature `ranker` off, nothing changes. A model that cannot be read
 leaves the stage off with a degraded notice (`ranker_model`).
 
 For evaluation a session may instead name a model in the setting codesift.ranker_model (its
@@ -14,10 +15,8 @@ with its scope (sql/repositories.sql), so without one the stage reads nothing.""
 
 from __future__ import annotations
 
-import math
-
 from .. import plans
-from ..ranker import features
+from ..ranker import features, order
 from ..ranker.model import ModelError, parse
 from .degraded import note
 from .request import Request
@@ -51,18 +50,12 @@ def rerank(plpy, req: Request, items: dict) -> None:
         )
         return
     by_base = sorted(items.values(), key=lambda i: (-i["score"], i["path"], i["start_line"]))
-    ranked, rest = by_base[:RANKED], by_base[RANKED:]
+    ranked = by_base[:RANKED]
     vectors = features.vectors(req.params.query, [features.view(i) for i in ranked])
     scores = model.score(vectors)
-    top = max(scores)
-    for item, s in zip(ranked, scores, strict=True):
+    new = order.within_files(
+        [(i["repository_id"], i["path"]) for i in ranked], [i["score"] for i in ranked], scores
+    )
+    for item, score in zip(ranked, new, strict=True):
         item["base_score"] = item["score"]
-        # positive and in the order of the model's score; the best is 1
-        item["score"] = max(math.exp(s - top), 1e-300)
-    # the candidates below those the model was trained on keep their order, below them
-    if rest:
-        floor = min(i["score"] for i in ranked) / 2
-        best_rest = max(rest[0]["score"], 1e-300)
-        for item in rest:
-            item["base_score"] = item["score"]
-            item["score"] = floor * item["score"] / best_rest
+        item["score"] = score
