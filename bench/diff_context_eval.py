@@ -17,7 +17,9 @@ bench/eval.py's ensure_indexed does) into a bench database of its own, then:
   among the resolved callers of the direct callers (two hops);
 
 and one item of diff_context(repo, PARENT, COMMIT, 4000) "holds" one of them when it cites
-the same file at the commit with lines overlapping it. Per commit and set: all held or not
+the same file at the commit with lines overlapping it, or, for a caller_list or test_list
+item, when one of its lines ('START-END name') names lines overlapping it ("by name"; the
+"(bodies)" sets count the items packed whole or cut only). Per commit and set: all held or not
 (a commit without callers or tests counts for that set only where it has some); the
 fractions are over the commits, also the mean share held.
 
@@ -49,6 +51,7 @@ TENANT = "bench"
 BUDGET = 4000
 MAX_PY_FILES = 8  # a commit changing more is a sweep, not a change to review
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+LISTED_LINE = re.compile(r"^(\d+)-(\d+) ")  # a listing's line (diff_listing.py)
 TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$")
 DEFINITION_KINDS = ("function", "method", "class")
 
@@ -155,6 +158,23 @@ def held(wanted: set[tuple], packed: list[tuple]) -> int:
     )
 
 
+def packed_lines(rows: list[tuple], sha: str) -> tuple[list[tuple], list[tuple]]:
+    """(path, start, end) of what the rows at the commit pack whole or cut, and of what
+    their listings name (one per 'START-END name' line of a caller_list or test_list)."""
+    bodies, listed = [], []
+    for path, start, end, ref, role, text in rows:
+        if ref != sha:
+            continue
+        if not role.endswith("_list"):
+            bodies.append((path, start, end))
+            continue
+        for line in text.split("\n")[1:]:
+            m = LISTED_LINE.match(line)
+            if m:
+                listed.append((path, int(m.group(1)), int(m.group(2))))
+    return bodies, listed
+
+
 def timed(conn, sql: str, args: tuple) -> tuple[float, list]:
     start = time.perf_counter()
     rows = conn.execute(sql, args).fetchall()
@@ -177,7 +197,9 @@ def main() -> None:
         "# truth: changed = the innermost definition (file_outline at the commit) of each line"
         " git diff -U0 changes; callers = codesift.callers of each, resolved only;",
         "# tests = test definitions among the callers and the callers' resolved callers;",
-        "# held = a packed item cites the same file at the commit with overlapping lines;",
+        "# held = a packed item cites the same file at the commit with overlapping lines, or a",
+        "# caller_list/test_list line names lines overlapping it ('by name'; '(bodies)': those",
+        "# packed whole or cut only);",
         "# a commit counts for a set only when it has some; latency: the second call of each",
         "",
     ]
@@ -199,19 +221,22 @@ def main() -> None:
             ).fetchone()[0]
             conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
             conn.execute("set role codesift_app")
-            stats = {"changed": [], "callers": [], "tests": [], "all": []}
+            sets = ("changed", "callers", "tests", "all")
+            stats: dict[str, list[float]] = {k: [] for k in sets}
+            stats.update({k + " (bodies)": [] for k in sets})
             latency: dict[str, list[float]] = {"diff_context": [], "impact": [], "callers": []}
             lines = []
             for parent, sha in picked:
                 changed, direct, tests = truth(conn, repo, path, parent, sha)
                 sql = (
-                    "select path, start_line, end_line, ref from codesift.diff_context("
+                    "select path, start_line, end_line, ref, role, text from codesift.diff_context("
                     "repo => %s, base_ref => %s, head_ref => %s, token_budget => %s)"
                 )
                 timed(conn, sql, (repo, parent, sha, BUDGET))  # warm: plans, caches
                 ms, rows = timed(conn, sql, (repo, parent, sha, BUDGET))
                 latency["diff_context"].append(ms)
-                packed = [(r[0], r[1], r[2]) for r in rows if r[3] == sha]
+                bodies, listed = packed_lines(rows, sha)
+                packed = bodies + listed
                 if changed:
                     first = sorted(changed)[0]
                     cited = f"{repo}:{first[0]}:{first[1]}-{first[2]}"
@@ -226,16 +251,21 @@ def main() -> None:
                     latency["callers"].append(cms)
                 counts = {}
                 for label, wanted in (("changed", changed), ("callers", direct), ("tests", tests)):
-                    h = held(wanted, packed)
-                    counts[label] = (h, len(wanted))
+                    h, whole = held(wanted, packed), held(wanted, bodies)
+                    counts[label] = (h, len(wanted), h - whole)
                     if wanted:
                         stats[label].append(h / len(wanted))
+                        stats[label + " (bodies)"].append(whole / len(wanted))
                 union = changed | direct | tests
                 if union:
                     stats["all"].append(held(union, packed) / len(union))
+                    stats["all (bodies)"].append(held(union, bodies) / len(union))
                 lines.append(
                     f"{repo} {sha[:10]}: "
-                    + ", ".join(f"{k} {h}/{n}" for k, (h, n) in counts.items())
+                    + ", ".join(
+                        f"{k} {h}/{n}" + (f" ({by_name} by name)" if by_name else "")
+                        for k, (h, n, by_name) in counts.items()
+                    )
                     + f"; diff_context {ms:.1f} ms"
                 )
             report.append(f"## {repo}: {len(picked)} commits")
@@ -259,11 +289,11 @@ def summary(stats: dict[str, list[float]], latency: dict[str, list[float]]) -> l
     out = []
     for label, shares in stats.items():
         if not shares:
-            out.append(f"{label:8}: no commit has any")
+            out.append(f"{label:16}: no commit has any")
             continue
         full = sum(1 for s in shares if s == 1.0)
         out.append(
-            f"{label:8}: all held in {full}/{len(shares)} commits ({full / len(shares):.2f}),"
+            f"{label:16}: all held in {full}/{len(shares)} commits ({full / len(shares):.2f}),"
             f" mean share held {statistics.mean(shares):.2f}"
         )
     for name, values in latency.items():

@@ -491,7 +491,10 @@ class ImpactRow(BaseModel):
 
 class DiffContextRow(BaseModel):
     rank: int = Field(description="1 for the first packed item")
-    role: str = Field(description="change, hunk, caller or test")
+    role: str = Field(
+        description="change, hunk, caller or test; caller_list or test_list: the callers or "
+        "tests of one file whose bodies did not fit, a line each ('START-END name')"
+    )
     repository: str
     ref: str = Field(description="the ref its lines are of")
     path: str

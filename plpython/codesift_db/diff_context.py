@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from . import budget, plans
 from .citations import citation, shown, unsafe_path
 from .diff_hunks import MAX_DIFF_CHARS, FileDiff, parse_unified_diff
+from .diff_listing import pack_with_listing
 from .errcodes import NULL_VALUE_NOT_ALLOWED
 from .impact import IMPACT_SECONDS, walk
-from .packing import pack
 from .pipeline.params import MAX_BUDGET, check_text, fail
 from .pipeline.scope import resolve_scope
 from .references import MAX_NAME_CHARS, merge_parts
@@ -60,6 +60,7 @@ MAX_COMPARED_CHARS = 2_000_000  # a larger blob is not compared line by line
 MAX_SYMBOLS_READ = 100_000  # definitions read for the changed files
 CALL_DEPTH = 2  # hops to the tests that reach a changed definition
 MAX_CALLERS_PACKED = 100  # candidates of each kind offered to the packer
+MAX_NEIGHBOURS = 1000  # callers and tests packed or listed (diff_listing.py) at most
 NEIGHBOUR_COST = 25  # tokens a cut caller or test takes at least: no more are offered
 CHANGED_SHARE = 0.34  # of the budget one changed definition may take whole
 CHANGES_SHARE = 0.5  # of the budget the changes may take before they are cut tighter
@@ -529,12 +530,20 @@ def diff_context(plpy, repo, base_ref, head_ref, token_budget, diff, ref) -> lis
         plpy.notice("the change touches no indexed file")
         return []
     items = _changed_items(changes, token_budget)
-    items += _neighbour_items(plpy, scope.tenant, searched, changes, token_budget)
+    neighbours = _neighbour_items(plpy, scope.tenant, searched, changes)
+    offered = min(MAX_CALLERS_PACKED, token_budget // NEIGHBOUR_COST)
+    items += [n for n in neighbours if n["_nth"] < offered]
     _fill_texts(plpy, scope.tenant, items, token_budget)
-    packed = [p for p in pack(items, token_budget) if p["packed"]]
-    left = len(items) - len(packed)
+    packed = pack_with_listing(items, neighbours, token_budget)
+    listed = sum(p.get("listed", 0) for p in packed)
+    wanted = sum(1 for i in items if "_key" not in i) + len(neighbours)
+    left = wanted - sum(1 for p in packed if not p.get("listed")) - listed
+    named = f"{listed} caller(s) and test(s) listed by name: their bodies did not fit"
     if left:
-        plpy.notice(f"{left} item(s) did not fit in token_budget {token_budget:,}")
+        more = f" ({named})" if listed else ""
+        plpy.notice(f"{left} item(s) did not fit in token_budget {token_budget:,}{more}")
+    elif listed:
+        plpy.notice(named)
     return [
         {
             "rank": i,
@@ -636,11 +645,10 @@ def _changed_items(changes: list[Change], token_budget: int) -> list[dict]:
     return out
 
 
-def _neighbour_items(
-    plpy, tenant: int, repo: dict, changes: list[Change], token_budget: int
-) -> list[dict]:
+def _neighbour_items(plpy, tenant: int, repo: dict, changes: list[Change]) -> list[dict]:
     """The direct callers of the changed definitions and the tests that reach them,
-    alternating (each kind in the walk's rank order)."""
+    alternating (each kind in the walk's rank order), MAX_NEIGHBOURS at most; `_nth`: the
+    place of each in its kind, `_key`: what names it once packed or cut."""
     seeds = [
         c.definition
         for c in changes
@@ -665,10 +673,9 @@ def _neighbour_items(
         elif n.hops == 1:
             callers.append((n, f"caller: {n.relation} {n.via}"))
     out = []
-    offered = min(MAX_CALLERS_PACKED, token_budget // NEIGHBOUR_COST)
     for i in range(max(len(callers), len(tests))):
         for group, role in ((callers, "caller"), (tests, "test")):
-            if i < len(group) and i < offered:
+            if i < len(group) and len(out) < MAX_NEIGHBOURS:
                 n, why = group[i]
                 assert n.start_line is not None and n.end_line is not None  # definitions only
                 item = _item(
@@ -684,6 +691,8 @@ def _neighbour_items(
                 )
                 item["_cap"] = NEIGHBOUR_TOKENS
                 item["_lines"] = n.lines or [n.start_line]
+                item["_nth"] = i
+                item["_key"] = (role, n.path, n.start_line)
                 out.append(item)
     return out
 

@@ -96,7 +96,8 @@ comment on function codesift.diff_context(text, text, text, integer, text, text)
 'ones base''s), hunk (changed lines outside any definition, or a diff''s hunks), caller (the '
 'direct callers of the changed definitions) and test (test definitions that reach them '
 'within two hops), each with its citation, why it is there (reason) and its text (header '
-'line, then its lines). The change is base_ref..head_ref, both indexed refs of repo; or '
+'line, then its lines); then caller_list and test_list (one per file: the callers and tests '
+'whose bodies did not fit, a line each, ''START-END name''). The change is base_ref..head_ref, both indexed refs of repo; or '
 'diff, a unified diff (git diff, at most 5,000,000 characters) applied to ref (default: the '
 'default ref): its hunks are read against that ref''s files, and a path that leaves the '
 'repository (.., absolute, control characters) raises 22023.';
