@@ -42,19 +42,15 @@ def _header(first: dict, start: int, end: int, count: int) -> str:
     return f"# {where} ({count} {what} not packed: lines and name of each){at}"
 
 
-def _header_of(members: list[dict]) -> str:
-    start = min(n["start_line"] for n in members)
-    end = max(n["end_line"] for n in members)
-    return _header(members[0], start, end, len(members))
+def _span(members: list[dict]) -> tuple[int, int]:
+    return min(n["start_line"] for n in members), max(n["end_line"] for n in members)
 
 
 def _listing(members: list[dict]) -> dict:
     """The listing item of one role and file."""
-    first = members[0]
-    start = min(n["start_line"] for n in members)
-    end = max(n["end_line"] for n in members)
-    text = "\n".join([_header_of(members)] + [entry(n) for n in members])
-    count = len(members)
+    first, count = members[0], len(members)
+    start, end = _span(members)
+    text = "\n".join([_header(first, start, end, count)] + [entry(n) for n in members])
     return {
         "role": LISTED[first["role"]],
         "repository": first["repository"],
@@ -80,16 +76,19 @@ def _plan(left_out: list[dict], limit: int) -> tuple[list[list[dict]], int]:
     at most. A listing's cost is bounded by its header's plus each line's (a line break
     ends every run the estimate counts, and each part rounds up), so one pass decides."""
     groups: dict[tuple, list[dict]] = {}
-    heads: dict[tuple, int] = {}  # the tokens of each group's header
+    heads: dict[tuple, tuple[int, int, int]] = {}  # each group's span and header tokens
     total = 0
     for n in left_out:
         key = (n["role"], n["repository"], n["ref"], n["path"])
-        members = groups.get(key, []) + [n]
-        head = estimate_tokens(_header_of(members))
-        cost = head - heads.get(key, 0) + estimate_tokens("\n" + entry(n))
+        members = groups.get(key, [])
+        start, end, head_was = heads.get(key, (n["start_line"], n["end_line"], 0))
+        start, end = min(start, n["start_line"]), max(end, n["end_line"])
+        head = estimate_tokens(_header(members[0] if members else n, start, end, len(members) + 1))
+        cost = head - head_was + estimate_tokens("\n" + entry(n))
         if total + cost > limit:
             continue  # a shorter line of a listed file may still fit
-        groups[key], heads[key] = members, head
+        groups.setdefault(key, []).append(n)
+        heads[key] = (start, end, head)
         total += cost
     return list(groups.values()), total
 
