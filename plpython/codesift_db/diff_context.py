@@ -672,7 +672,7 @@ def _neighbour_items(plpy, tenant: int, repo: dict, changes: list[Change]) -> li
             tests.append((n, f"test: {how}"))
         elif n.hops == 1:
             callers.append((n, f"caller: {n.relation} {n.via}"))
-    out = []
+    out: list[dict] = []
     for i in range(max(len(callers), len(tests))):
         for group, role in ((callers, "caller"), (tests, "test")):
             if i < len(group) and len(out) < MAX_NEIGHBOURS:
