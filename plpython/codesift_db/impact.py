@@ -51,6 +51,7 @@ from .references import (
     Target,
     _check_path,
     _fill,
+    _resolve_typed,
     _target,
     _uses,
     merge_parts,
@@ -230,16 +231,24 @@ class Walk:
         uses.sort(key=lambda u: (u.repository, u.path, u.line))
         resolver = Resolver()
         _fill(self.plpy, self.tenant, resolver, uses)
-        groups: dict[tuple, dict] = {}
+        found: dict[str, list] = {}
         for use in uses:
+            verdict = resolver.resolve(use, definitions[use.name])
+            if verdict is not None:
+                found.setdefault(use.name, []).append((use, verdict))
+        # a method called on an object of a known class is resolved as callers() resolves it
+        for name, pairs in found.items():
+            _resolve_typed(self.plpy, self.tenant, self.ids, resolver, definitions[name], pairs)
+        resolved = sorted(
+            (pair for pairs in found.values() for pair in pairs),
+            key=lambda p: (p[0].repository, p[0].path, p[0].line),
+        )
+        groups: dict[tuple, dict] = {}
+        for use, (resolution, reached) in resolved:
             if self.tick():
                 self.stopped = f"the {IMPACT_SECONDS:g} s budget was spent"
                 break
             targets = by_name[use.name]
-            verdict = resolver.resolve(use, definitions[use.name])
-            if verdict is None:
-                continue
-            resolution, reached = verdict
             frm = next((n for n, d in targets if d is reached), targets[0][0])
             if use.symbol is not None and (use.repository_id, use.path, use.symbol) == frm.key[:3]:
                 continue  # a recursive call

@@ -164,3 +164,49 @@ def test_every_query_role_may_run_the_new_functions_and_public_may_not(db, role)
             " where p.oid = %s::regprocedure",
             (fn,),
         ).fetchone()[0]
+
+
+TYPED = {
+    "shop/client.py": (
+        "class Client:\n"
+        "    def __enter__(self):\n        return self\n\n"
+        "    def __exit__(self, *exc):\n        return False\n\n"
+        "    def send(self, what):\n        return what\n\n\n"
+        "class Other:\n"
+        "    def send(self, what):\n        return None\n"
+    ),
+    "shop/api.py": (
+        "from shop.client import Client\n\n\n"
+        "def order(item):\n"
+        "    with Client() as client:\n"
+        "        return client.send(item)\n"
+    ),
+    "tests/test_api.py": (
+        "from shop.api import order\n\n\ndef test_order():\n    assert order('x') == 'x'\n"
+    ),
+}
+
+
+def test_a_method_called_on_an_object_of_a_known_class_is_followed(db, dsn, make_repo):
+    """`with Client() as client: client.send()` calls Client.send, as callers() resolves
+    it: the walk follows it to the tests that reach it, not stopping at a name match."""
+    from codesift.indexer import index_repository
+
+    root = make_repo(TYPED, name="typed")
+    with psycopg.connect(dsn) as c:
+        index_repository(c, root, name="typed", tenant="typed", embed=False, show_progress=False)
+    conn = psycopg.connect(dsn, autocommit=True)
+    conn.execute("set role codesift_app")
+    conn.execute(
+        "select set_config('app.current_tenant_id', %s, false)", (str(_tenant(db, "typed")),)
+    )
+    callers = conn.execute(
+        "select caller, resolution from codesift.callers('Client.send', repo => 'typed')"
+    ).fetchall()
+    assert callers == [("order", "resolved")]
+    rows = _impact(conn, "Client.send", repo="typed", depth=2)
+    got = {(r[0], r[1]): r for r in rows}
+    assert got[("shop/api.py", "order")][2:4] == ("calls", 1)
+    assert got[("tests/test_api.py", "test_order")][2:4] == ("calls", 2)
+    assert got[("tests/test_api.py", "test_order")][5] is True
+    conn.close()
