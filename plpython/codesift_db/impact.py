@@ -236,9 +236,13 @@ class Walk:
             verdict = resolver.resolve(use, definitions[use.name])
             if verdict is not None:
                 found.setdefault(use.name, []).append((use, verdict))
-        # a method called on an object of a known class is resolved as callers() resolves it
+        # a method called on an object of a known class is resolved as callers() resolves
+        # it; the classes' uses are read once for the hop
+        typed: dict = {}
         for name, pairs in found.items():
-            _resolve_typed(self.plpy, self.tenant, self.ids, resolver, definitions[name], pairs)
+            _resolve_typed(
+                self.plpy, self.tenant, self.ids, resolver, definitions[name], pairs, typed
+            )
         resolved = sorted(
             (pair for pairs in found.values() for pair in pairs),
             key=lambda p: (p[0].repository, p[0].path, p[0].line),

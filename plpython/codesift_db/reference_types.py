@@ -99,10 +99,13 @@ def resolve_typed(
     read_uses: Callable,
     read_definitions: Callable,
     line_texts: Callable,
+    families: dict | None = None,
 ) -> dict[int, dict]:
     """{index into pending: the definition it reaches}: see the module docstring.
     read_uses(name) -> [Use], read_definitions(name, paths) -> [definition], line_texts(uses) ->
-    {(sha, line): text} are references.py's readers."""
+    {(sha, line): text} are references.py's readers; `families`: each class's family found
+    with the same readers before (methods of one class share it)."""
+    families = {} if families is None else families
     out: dict[int, dict] = {}
     candidates = [
         (i, u)
@@ -114,7 +117,10 @@ def resolve_typed(
     for d in definitions:
         if not d.get("parent") or len(out) == len(candidates):
             continue
-        family = _family(d, resolver, read_uses, read_definitions, line_texts)
+        key = (d["repository_id"], d["path"], d["parent"])
+        if key not in families:
+            families[key] = _family(d, resolver, read_uses, read_definitions, line_texts)
+        family = families[key]
         if not family:
             continue
         for i, u in candidates:

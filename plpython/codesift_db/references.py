@@ -471,15 +471,19 @@ def _read_uses(plpy, tenant: int, name: str, ids: list[int], calls: bool) -> lis
     return uses
 
 
-def _resolve_typed(plpy, tenant: int, ids, resolver, definitions, found: list) -> None:
+def _resolve_typed(
+    plpy, tenant: int, ids, resolver, definitions, found: list, cache: dict | None = None
+) -> None:
     """Resolve in place the by_name members whose object's class is known where they are
     used (reference_types.py), reading the uses of the classes through the same
-    resolver."""
+    resolver. `cache`: what was read for other names with the same resolver (a walk's
+    hop), read once."""
     at = [n for n, (_use, (verdict, _d)) in enumerate(found) if verdict == BY_NAME]
     if not at or not any(d.get("parent") for d in definitions):
         return
-    read: dict[str, list[Use]] = {}
-    named: dict[tuple, list[dict]] = {}
+    cache = {} if cache is None else cache
+    read: dict[str, list[Use]] = cache.setdefault("uses", {})
+    named: dict[tuple, list[dict]] = cache.setdefault("definitions", {})
 
     def read_uses(name: str) -> list[Use]:
         if name not in read:
@@ -501,6 +505,7 @@ def _resolve_typed(plpy, tenant: int, ids, resolver, definitions, found: list) -
         read_uses,
         read_definitions,
         partial(_line_texts, plpy, tenant),
+        cache.setdefault("families", {}),
     )
     for i, d in typed.items():
         found[at[i]] = (found[at[i]][0], (RESOLVED, d))
