@@ -16,8 +16,7 @@ not packed: lines and name of each) @ blob 1a2b3c4d5e6f'), then one line per def
 
 from __future__ import annotations
 
-from .citations import citation
-from .packing import BLOB_SHA_CHARS, pack
+from .packing import format_header, one_line, pack
 from .tokens import estimate_tokens
 
 LIST_SHARE = 0.25  # of the budget the listings may take from the bodies at most
@@ -25,21 +24,15 @@ ROUNDS = 4  # packings to find the room the listings need (each frees more than 
 LISTED = {"caller": "caller_list", "test": "test_list"}  # a listing's role
 
 
-def _one_line(value: object) -> str:
-    return " ".join(str(value).split())
-
-
 def entry(n: dict) -> str:
     """One listed definition: '120-135 TestClient.test_get'."""
-    return f"{n['start_line']}-{n['end_line']} {_one_line(n.get('symbol') or '')}".rstrip()
+    return f"{n['start_line']}-{n['end_line']} {one_line(n.get('symbol') or '')}".rstrip()
 
 
 def _header(first: dict, start: int, end: int, count: int) -> str:
-    where = citation(_one_line(first["repository"]), _one_line(first["path"]), start, end)
-    what = first["role"] + ("s" if count != 1 else "")
-    blob = first.get("blob_sha")
-    at = f" @ blob {_one_line(blob)[:BLOB_SHA_CHARS]}" if blob else ""
-    return f"# {where} ({count} {what} not packed: lines and name of each){at}"
+    """The listing's first line, headed as packed items are (packing.format_header)."""
+    what = f"{count} {first['role']}{'s' if count != 1 else ''} not packed: lines and name of each"
+    return format_header({**first, "start_line": start, "end_line": end, "symbol": what})
 
 
 def _span(members: list[dict]) -> tuple[int, int]:

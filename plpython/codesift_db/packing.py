@@ -45,7 +45,8 @@ ELIDED_MARKER = "# … lines {first}-{last}{what} packed on their own"
 NOT_PACKED = {"packed": False, "tokens": 0, "truncated": False, "packed_text": None}
 
 
-def _one_line(value: object) -> str:
+def one_line(value: object) -> str:
+    """A value as one line: its line breaks become spaces (headers, citations, names)."""
     return " ".join(str(value).splitlines())
 
 
@@ -57,16 +58,16 @@ def format_header(item: dict) -> str:
     when missing or empty. Line breaks inside values become spaces, so the header is always
     one line.
     """
-    path = _one_line(item["path"])
+    path = one_line(item["path"])
     repository = item.get("repository")
-    where = f"{_one_line(repository)}:{path}" if repository else path
+    where = f"{one_line(repository)}:{path}" if repository else path
     header = f"# {where}:{item['start_line']}-{item['end_line']}"
     symbol = item.get("symbol")
     if symbol:
-        header += f" ({_one_line(symbol)})"
+        header += f" ({one_line(symbol)})"
     blob_sha = item.get("blob_sha")
     if blob_sha:
-        header += f" @ blob {_one_line(blob_sha)[:BLOB_SHA_CHARS]}"
+        header += f" @ blob {one_line(blob_sha)[:BLOB_SHA_CHARS]}"
     return header
 
 

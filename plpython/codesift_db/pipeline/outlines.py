@@ -227,19 +227,15 @@ def render(header: str, symbols: list[dict], order: list[int], limit: int):
     return None
 
 
-def _one_line(value: object) -> str:
-    return " ".join(str(value).splitlines())
-
-
 def header_line(item: dict, count: int, more: bool = False) -> str:
     """'# repo:path (outline: N definitions not packed) @ blob 1a2b3c4d5e6f': the file's
     citation (citations.py), as packed items are headed (packing.format_header); 'N+' when
     the file has more definitions than were read (READ_PER_FILE)."""
-    where = _one_line(item["path"])
+    where = packing.one_line(item["path"])
     if item.get("repository"):
-        where = citation(_one_line(item["repository"]), where)
+        where = citation(packing.one_line(item["repository"]), where)
     blob = item.get("blob_sha")
-    at = f" @ blob {_one_line(blob)[: packing.BLOB_SHA_CHARS]}" if blob else ""
+    at = f" @ blob {packing.one_line(blob)[: packing.BLOB_SHA_CHARS]}" if blob else ""
     plural = "" if count == 1 and not more else "s"
     many = f"{count}+" if more else str(count)
     return f"# {where} ({OUTLINE}: {many} definition{plural} not packed){at}"
