@@ -19,7 +19,6 @@ same, and the p50 latency of the leg and of exhaustive scoring.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import benchdb
 from codesift.db import current_dsn
+from question_sets import parser
 
 SDISTS = ["django==5.1.4", "sympy==1.13.3"]
 QUESTIONS = [
@@ -214,11 +214,7 @@ def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[int
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = parser(__doc__)
     ap.add_argument("--db", default="codesift_bench_corpus", help="database with the corpus")
     ap.add_argument("--rebuild", action="store_true", help="rebuild --db from PyPI packages")
     ap.add_argument(

@@ -16,8 +16,6 @@ weights applied, live in the ref) and how often the first result is the same.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -33,6 +31,7 @@ sys.path.insert(0, str(ROOT / "plpython"))
 from bm25_agreement_bench import EXHAUSTIVE  # noqa: E402
 from codesift_db.pipeline import question  # noqa: E402
 from codesift_db.pipeline.query import terms as query_terms  # noqa: E402
+from question_sets import add_question_options, column, parser, short_and_long  # noqa: E402
 
 LEXICAL_SQL = "sql/idempotent/003-lexical.sql"
 LEGS = {  # leg: (its function, the statement after the function's name, the row's key, tier)
@@ -66,29 +65,24 @@ def earlier_functions(rev: str) -> str:
 
 
 def questions(short: Path, long: Path, words: int) -> list[tuple[str, list[str], list | None]]:
+    """(kind, terms, weights): a long question's terms weighted as the pipeline weighs
+    them (pipeline/question.py)."""
     out: list[tuple[str, list[str], list | None]] = []
-    for q in json.loads(short.read_text())["queries"]:
-        out.append(("short", query_terms(q["query"]), None))
-    for q in json.loads(long.read_text())["queries"][:20]:
-        text = " ".join(q["query"].split(" ")[:words])
-        reading = question.read(text)
-        if reading.long:
+    for kind, text in short_and_long(short, long, words, 20):
+        reading = question.read(text) if kind == "long" else None
+        if reading is not None and reading.long:
             ts, weights = question.weighted_terms(text, reading)
-            out.append(("long", list(ts), list(weights)))
+            out.append((kind, list(ts), list(weights)))
         else:
-            out.append(("long", query_terms(text), None))
+            out.append((kind, query_terms(text), None))
     return out
-
-
-def rows(conn, sql: str, args) -> list:
-    return [r[0] for r in conn.execute(sql, args).fetchall()]
 
 
 def measure(conn, tenant_name: str, qs: list, reps: int) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
     tenant_id = tenant.fetchone()[0]
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
-    refs = rows(
+    refs = column(
         conn, "select id from codesift.repositories where tenant_id = %s order by id", (tenant_id,)
     )
     for leg, (function, call, key, tier) in LEGS.items():
@@ -96,15 +90,15 @@ def measure(conn, tenant_name: str, qs: list, reps: int) -> None:
         stats: dict = {}
         for i, (kind, ts, weights) in enumerate(qs):
             ref = refs[i % len(refs)]
-            exact = rows(
+            exact = column(
                 conn, EXHAUSTIVE[tier], {"t": tenant_id, "r": ref, "terms": ts, "weights": weights}
             )
             for version, name in versions.items():
                 args = (tenant_id, ts, [ref], weights)
-                got = rows(conn, f"select {key} from {name}{call}", args)  # warm
+                got = column(conn, f"select {key} from {name}{call}", args)  # warm
                 for _ in range(reps):
                     t0 = time.perf_counter()
-                    got = rows(conn, f"select {key} from {name}{call}", args)
+                    got = column(conn, f"select {key} from {name}{call}", args)
                     stats.setdefault((kind, version, "ms"), []).append(
                         (time.perf_counter() - t0) * 1000
                     )
@@ -125,16 +119,10 @@ def measure(conn, tenant_name: str, qs: list, reps: int) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = parser(__doc__)
     ap.add_argument("--against", required=True, help="the earlier commit (git revision)")
     ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
-    ap.add_argument("--short", type=Path, default=ROOT / "bench/queries/express.json")
-    ap.add_argument("--long", type=Path, default=ROOT / "bench/queries/swebench-dev.json")
-    ap.add_argument("--words", type=int, default=300, help="a long question's words")
+    add_question_options(ap)
     ap.add_argument("--reps", type=int, default=3, help="timed calls per question and version")
     args = ap.parse_args()
     qs = questions(args.short, args.long, args.words)

@@ -17,8 +17,6 @@ a share of it, as in a real deployment.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
 import time
@@ -26,6 +24,7 @@ from pathlib import Path
 
 import psycopg
 from codesift.db import current_dsn
+from question_sets import add_question_options, column, parser, short_and_long
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,21 +55,9 @@ LEGS = {
 }
 
 
-def questions(short: Path, long: Path, words: int) -> list[str]:
-    out = [q["query"] for q in json.loads(short.read_text())["queries"]]
-    out += [
-        " ".join(q["query"].split(" ")[:words]) for q in json.loads(long.read_text())["queries"]
-    ]
-    return out
-
-
-def rows(conn, sql: str, args: dict) -> list:
-    return [r[0] for r in conn.execute(sql, args).fetchall()]
-
-
 def timed(conn, sql: str, args: dict) -> tuple[list, float]:
     t0 = time.perf_counter()
-    got = rows(conn, sql, args)
+    got = column(conn, sql, args)
     return got[:10], (time.perf_counter() - t0) * 1000
 
 
@@ -80,7 +67,7 @@ def measure(conn, tenant_name: str, texts: list[str]) -> None:
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(t),))
     model = conn.execute("select value from codesift.settings where key = 'embedding_model'")
     m = model.fetchone()[0]
-    refs = rows(
+    refs = column(
         conn, "select id from codesift.repositories where tenant_id = %(t)s order by id", {"t": t}
     )
     vectors = conn.execute(
@@ -92,10 +79,10 @@ def measure(conn, tenant_name: str, texts: list[str]) -> None:
         v = conn.execute("select codesift.embed_query(%s)::text", (text,)).fetchone()[0]
         args = {"t": t, "m": m, "r": refs[i % len(refs)], "v": v}
         for leg in ("symbols", "files"):
-            exact = rows(conn, EXACT[leg], args)
+            exact = column(conn, EXACT[leg], args)
             if not exact:
                 continue
-            rows(conn, LEGS[leg], args)  # warm
+            column(conn, LEGS[leg], args)  # warm
             got, ms = timed(conn, LEGS[leg], args)
             stats.setdefault(leg, []).append((len(set(got) & set(exact)) / len(exact), ms))
     for leg, values in stats.items():
@@ -106,17 +93,11 @@ def measure(conn, tenant_name: str, texts: list[str]) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = parser(__doc__)
     ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
-    ap.add_argument("--short", type=Path, default=ROOT / "bench/queries/express.json")
-    ap.add_argument("--long", type=Path, default=ROOT / "bench/queries/swebench-dev.json")
-    ap.add_argument("--words", type=int, default=300, help="a long question's words")
+    add_question_options(ap)
     args = ap.parse_args()
-    texts = questions(args.short, args.long, args.words)
+    texts = [text for _, text in short_and_long(args.short, args.long, args.words)]
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
         conn.execute("set jit = off")
         total = conn.execute(

@@ -29,12 +29,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.eval import engine_settings, set_engine  # noqa: E402
+from bench.question_sets import first_words  # noqa: E402
 
 PACK = "select count(*) from codesift.pack_context(%s, repo => %s, token_budget => 4000)"
-
-
-def words(text: str, n: int) -> str:
-    return " ".join(text.split(" ")[:n])
 
 
 def run(conn, texts: list[str], repo: str, reps: int, engines: list[str]) -> dict:
@@ -75,7 +72,7 @@ def main() -> int:
 
     short = [q["query"] for q in json.loads(Path(args.queries).read_text())["queries"]]
     long = [
-        words(q["query"], args.words)
+        first_words(q["query"], args.words)
         for q in json.loads(Path(args.long).read_text())["queries"]
         if len(q["query"].split(" ")) >= args.words
     ][: args.long_n]
