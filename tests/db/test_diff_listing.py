@@ -143,3 +143,29 @@ def test_a_budget_too_small_for_any_listing_stays_within_it(app_connect, many):
     for budget in (1, 30, 60, 120):
         rows, _ = _context(conn, budget)
         assert sum(r[5] for r in rows) <= budget
+
+
+def test_a_listing_names_only_the_tenants_own_tests(db, dsn, make_repo, app_connect, many):
+    """Another tenant's repository of the same name, at refs of the same names, with other
+    tests: each tenant's listings name its own tests only."""
+    tenant, spans = many
+    root = make_repo(
+        {"pkg/__init__.py": "", "pkg/core.py": CORE_BASE, "tests/test_z.py": _tests("z", 30)},
+        name="many-t2",
+    )
+    git(root, "tag", "base")
+    write_files(root, {"pkg/core.py": CORE_HEAD})
+    commit(root, "target adds two")
+    git(root, "tag", "head")
+    with psycopg.connect(dsn) as conn:
+        for ref in ("base", "head"):
+            index_repository(
+                conn, root, name="many", tenant="t2", ref=ref, embed=False, show_progress=False
+            )
+    other = db.execute("select id from codesift.tenants where name = 't2'").fetchone()[0]
+    mine, _ = _context(app_connect(tenant), 900)
+    theirs, _ = _context(app_connect(other), 900)
+    assert {p for p, _ in _held(mine)} <= {"tests/test_a.py", "tests/test_b.py"}
+    assert {p for p, _ in _held(theirs)} == {"tests/test_z.py"}
+    assert all(name.startswith("test_z") for _, name in _held(theirs))
+    assert any(r[0] == "test_list" for r in theirs) and any(r[0] == "test_list" for r in mine)

@@ -210,3 +210,29 @@ def test_a_method_called_on_an_object_of_a_known_class_is_followed(db, dsn, make
     assert got[("tests/test_api.py", "test_order")][2:4] == ("calls", 2)
     assert got[("tests/test_api.py", "test_order")][5] is True
     conn.close()
+
+
+def test_the_typed_resolution_reads_only_the_tenants_own_classes(db, dsn, make_repo):
+    """Two tenants hold a Client with send(): each one's walk resolves and follows its own
+    callers only (the classes' uses and definitions are read as the session's tenant)."""
+    from codesift.indexer import index_repository
+
+    theirs = {
+        path: text.replace("order", "steal").replace("test_order", "test_steal")
+        for path, text in TYPED.items()
+    }
+    with psycopg.connect(dsn) as c:
+        for tenant, files in (("typed-a", TYPED), ("typed-b", theirs)):
+            root = make_repo(files, name=tenant)
+            index_repository(c, root, name="typed", tenant=tenant, embed=False, show_progress=False)
+    for tenant, own, other in (("typed-a", "order", "steal"), ("typed-b", "steal", "order")):
+        conn = psycopg.connect(dsn, autocommit=True)
+        conn.execute("set role codesift_app")
+        conn.execute(
+            "select set_config('app.current_tenant_id', %s, false)", (str(_tenant(db, tenant)),)
+        )
+        rows = _impact(conn, "Client.send", repo="typed", depth=2)
+        symbols = {r[1] for r in rows}
+        assert own in symbols and f"test_{own}" in symbols, tenant
+        assert other not in symbols and f"test_{other}" not in symbols, tenant
+        conn.close()
