@@ -150,6 +150,60 @@ def test_nothing_embedded_means_the_question_is_not_embedded(db, dsn, make_repo)
         assert all(codes == {"lexical_only", "embedding_backlog"} for codes in _codes(rows))
 
 
+# more texts waiting than the backlog's count reads (degraded.BACKLOG_CAP, 1,000)
+MANY_FUNCTIONS = {
+    "shop/generated.py": "".join(
+        f"def rate_{i:04d}(x):\n    return x + {i}\n\n" for i in range(1100)
+    )
+}
+
+
+def test_a_backlog_too_large_to_count_without_any_vector_is_lexical_only(db, dsn, make_repo):
+    # the backlog is not compared with the texts in scope: the tenant holds no vector of the
+    # model, so the question is not embedded and the dense legs are not walked
+    _index(dsn, make_repo({**FILES, **MANY_FUNCTIONS}, name="shop"), embed=False)
+    _tenant(db)
+    for sql in CALLS:
+        rows, notices = _ask_db(db, sql, CHINESE + " apply_discount")
+        assert rows, sql
+        assert not any("reads English" in n for n in notices), (sql, notices)
+        said = "texts in scope are not embedded yet"
+        assert any("at least 1,00" in n and said in n for n in notices), notices
+        assert all(codes == {"lexical_only", "embedding_backlog"} for codes in _codes(rows))
+
+
+def test_another_tenants_vectors_do_not_count_as_this_ones(db, dsn, make_repo):
+    with psycopg.connect(dsn) as conn:
+        index_repository(
+            conn,
+            make_repo(FILES, name="other"),
+            name="shop",
+            tenant="other",
+            embed=True,
+            show_progress=False,
+        )
+    _index(dsn, make_repo({**FILES, **MANY_FUNCTIONS}, name="shop"), embed=False)
+    _tenant(db)
+    rows, notices = _ask_db(db, CALLS[0], CHINESE + " apply_discount")
+    assert rows
+    assert not any("reads English" in n for n in notices), notices
+    assert all(codes == {"lexical_only", "embedding_backlog"} for codes in _codes(rows))
+
+
+def test_a_large_backlog_beside_vectors_still_searches_them(db, dsn, make_repo):
+    root = make_repo(FILES, name="shop")
+    _index(dsn, root, embed=True)
+    write_files(root, MANY_FUNCTIONS)
+    commit(root, "generated rates")
+    _index(dsn, root, embed=False)
+    _tenant(db)
+    rows = db.execute(
+        "select path, why from hybrid_search(%s, repo => 'shop')", (ENGLISH,)
+    ).fetchall()
+    assert any(why["dense_rank"] is not None for _, why in rows), rows
+    assert all({d["code"] for d in why["degraded"]} == {"embedding_backlog"} for _, why in rows)
+
+
 def test_a_chinese_question_is_told_the_builtin_model_reads_english(db, embedded):
     for sql in CALLS:
         rows, notices = _ask_db(db, sql, CHINESE)

@@ -17,8 +17,9 @@ import unicodedata
 
 from .. import plans
 
-BACKLOG_CAP = 10_000  # unembedded rows counted, at most, per table: a huge backlog costs this
-SCOPE_CAP = 100_000  # texts in scope counted, at most, per table (only while a backlog shows)
+# rows counted, at most, per table: every call pays for its count while a backlog shows
+BACKLOG_CAP = 1_000  # unembedded rows in scope
+SCOPE_CAP = 10_000  # texts in scope
 SCRIPT_CHARS = 20_000  # of the question, read for its script (query.EMBED_QUERY_CHARS)
 COUNT_TYPES = ["bigint", "bigint[]", "int"]
 
@@ -75,27 +76,36 @@ def _count(n: int, capped: bool) -> str:
     return f"at least {n:,}" if capped else f"{n:,}"
 
 
-def backlog_detail(plpy, tenant: int, repo_ids: list[int]) -> tuple[str | None, bool]:
+def backlog_detail(plpy, tenant: int, repo_ids: list[int], model: str) -> tuple[str | None, bool]:
     """The embedding_backlog reason's text, or None when every live text in scope has been
     embedded (or refused: those wait for their retry); and whether no text in scope has a
-    vector yet (every one waits), when the dense legs can find nothing. Reads the queue's
-    partial indexes (sql/embedding_backlog.sql), each table to BACKLOG_CAP + 1 rows; the
-    texts in scope are counted (to SCOPE_CAP + 1) only when a backlog shows."""
+    vector of `model` yet (every one waits), when the dense legs can find nothing. Reads the
+    queue's partial indexes (sql/embedding_backlog.sql), each table to BACKLOG_CAP + 1 rows;
+    the texts in scope are counted (to SCOPE_CAP + 1) only when a smaller backlog shows. A
+    larger one is judged by whether the tenant holds any vector of the model at all
+    (sql/tenant_vectors.sql): the dense legs would walk the index for nothing."""
     pending = plans.run(
         plpy, plans.load("embedding_backlog"), COUNT_TYPES, [tenant, repo_ids, BACKLOG_CAP + 1]
     )[0]
     waiting = pending["symbols"] + pending["files"]
     if not waiting:
         return None, False
+    tail = (
+        " texts in scope are not embedded yet (codesift worker, or codesift index --wait, "
+        "embeds them): the dense leg sees only part of the code"
+    )
+    if max(pending["symbols"], pending["files"]) > BACKLOG_CAP:
+        # too many to compare with the texts in scope, which are not counted either
+        return f"at least {waiting:,}{tail}", not tenant_vectors(plpy, tenant, model)
     total = plans.run(
         plpy, plans.load("embedding_scope"), COUNT_TYPES, [tenant, repo_ids, SCOPE_CAP + 1]
     )[0]
-    capped = max(pending["symbols"], pending["files"]) > BACKLOG_CAP
     whole = max(total["symbols"], total["files"]) > SCOPE_CAP
     texts = total["symbols"] + total["files"]
-    none_embedded = not capped and dict(pending) == dict(total)
-    return (
-        f"{_count(waiting, capped)} of {_count(texts, whole)} texts in scope are not embedded "
-        "yet (codesift worker, or codesift index --wait, embeds them): the dense leg sees only "
-        "part of the code"
-    ), none_embedded
+    return f"{waiting:,} of {_count(texts, whole)}{tail}", dict(pending) == dict(total)
+
+
+def tenant_vectors(plpy, tenant: int, model: str) -> bool:
+    """Whether the tenant holds any symbol or file vector of `model`."""
+    found = plans.run(plpy, plans.load("tenant_vectors"), ["bigint", "text"], [tenant, model])
+    return bool(found[0]["found"])

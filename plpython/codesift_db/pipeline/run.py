@@ -94,13 +94,12 @@ def dense_query(plpy, req: Request) -> tuple[str | None, str]:
     no text in scope has a vector yet, the dense legs could find nothing, so the question
     is not embedded (a given embedding is still checked) and the answer is lexical only."""
     p = req.params
+    active = settings(plpy).get("embedding_model", "")
     backlog, none_embedded = (
-        backlog_detail(plpy, req.tenant, req.repo_ids) if p.dense_weight else (None, False)
+        backlog_detail(plpy, req.tenant, req.repo_ids, active) if p.dense_weight else (None, False)
     )
-    vector, model = None, ""
-    if none_embedded and p.query_embedding is None:
-        model = settings(plpy).get("embedding_model", "")
-    else:
+    vector, model = None, active
+    if not (none_embedded and p.query_embedding is None):
         digest = req.reading.digest if req.long_question else None
         vector, model = query_vector(plpy, p, digest, req.degraded)
     if backlog and (vector is not None or none_embedded):  # what the dense leg cannot see
