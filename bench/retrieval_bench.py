@@ -225,13 +225,14 @@ def setup_helpers(conn, args) -> Scale:
     )
     conn.execute(f"alter table {BENCH}.base_blobs add primary key (sha)")
     # the application role must read every relation the pipeline reads; an install that
-    # forgot a grant is patched here (in the bench database only) and reported
+    # forgot a grant is patched here (in the bench database only) and reported. MCP tokens
+    # are read only through their security-definer lookup, never by the application role.
     missing = [
         r[0]
         for r in conn.execute(
             "select c.oid::regclass::text from pg_class c join pg_namespace n"
             " on n.oid = c.relnamespace where n.nspname = 'codesift' and c.relkind in ('r', 'v')"
-            " and c.relname <> 'schema_migrations'"
+            " and c.relname not in ('schema_migrations', 'mcp_tokens')"
             " and not has_table_privilege('codesift_app', c.oid, 'select')"
         ).fetchall()
     ]
