@@ -4,12 +4,14 @@ row-level policies in force on the workers' shards."""
 
 import math
 import re
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from tests.citus.conftest import COORDINATOR_PORT, QUESTIONS, TENANTS, as_tenant, index_tenants
 
+ROOT = Path(__file__).resolve().parents[2]
 # Keyed by tenant_id but read by another key before a tenant is known (sql/citus/).
 REFERENCE_BY_DESIGN = {"tenant_roles", "mcp_tokens"}
 QUERIES = {
@@ -187,3 +189,36 @@ def test_a_tenant_sees_only_itself_through_the_coordinator(citus_cluster, citus_
             with as_tenant(citus_cluster.dsn, tenant_id) as conn:
                 other = next(r for t, r in TENANTS.items() if t != tenant)[0]
                 conn.execute(QUERIES["pack_context"], ("anything", other)).fetchall()
+
+
+def test_the_vector_probe_reads_only_the_tenants_worker(citus_cluster, citus_indexed):
+    """pipeline/degraded.py asks whether a tenant holds any vector of the model (a tenant
+    with a backlog too large to count): answered on the tenant's worker alone, from its own
+    rows (the other tenant's vectors are of the same model)."""
+    probe = (
+        (ROOT / "plpython" / "codesift_db" / "sql" / "tenant_vectors.sql")
+        .read_text(encoding="utf-8")
+        .replace("$1", "%(tenant)s")
+        .replace("$2", "%(model)s")
+    )
+    (mine, theirs) = sorted(citus_indexed.values())
+    for tenant_id, other_id in ((mine, theirs), (theirs, mine)):
+        with as_tenant(citus_cluster.dsn, tenant_id) as conn:
+            model = conn.execute(
+                "select value from settings where key = 'embedding_model'"
+            ).fetchone()[0]
+            # the other tenant's rows are not this session's to see
+            assert conn.execute(probe, {"tenant": other_id, "model": model}).fetchone()[0] is False
+        servers: list[str] = []
+        with as_tenant(citus_cluster.dsn, tenant_id) as conn:
+            conn.add_notice_handler(
+                lambda d, seen=servers: seen.extend(
+                    re.findall(r"@127\.0\.0\.1:(\d+)", d.message_detail or "")
+                )
+            )
+            conn.execute("set local citus.log_remote_commands = on")
+            found = conn.execute(probe, {"tenant": tenant_id, "model": model}).fetchone()[0]
+            unknown = {"tenant": tenant_id, "model": "no-such-model"}
+            assert conn.execute(probe, unknown).fetchone()[0] is False
+        assert found is True
+        assert servers and set(servers) == {str(citus_cluster.worker_of(tenant_id))}
