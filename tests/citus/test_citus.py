@@ -4,6 +4,7 @@ row-level policies in force on the workers' shards."""
 
 import math
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -121,18 +122,24 @@ def test_lookups_give_the_same_rows(citus_cluster, citus_indexed, citus_repos, d
         assert want and _same(got, want), (query, got, want)
 
 
+@contextmanager
+def logging_remote_commands(dsn: str, tenant_id: int, servers: list[str]):
+    """A tenant's session whose every command Citus sends on is logged: the worker ports go
+    to `servers`."""
+    with as_tenant(dsn, tenant_id) as conn:
+        conn.add_notice_handler(
+            lambda d: servers.extend(re.findall(r"@127\.0\.0\.1:(\d+)", d.message_detail or ""))
+        )
+        conn.execute("set local citus.log_remote_commands = on")
+        yield conn
+
+
 def test_a_tenants_query_touches_only_its_worker(citus_cluster, citus_indexed):
     """Citus's own log of the commands it sends: every one goes to the tenant's worker."""
     for tenant, tenant_id in citus_indexed.items():
         port = citus_cluster.worker_of(tenant_id)
         servers: list[str] = []
-        with as_tenant(citus_cluster.dsn, tenant_id) as conn:
-            conn.add_notice_handler(
-                lambda d, seen=servers: seen.extend(
-                    re.findall(r"@127\.0\.0\.1:(\d+)", d.message_detail or "")
-                )
-            )
-            conn.execute("set local citus.log_remote_commands = on")
+        with logging_remote_commands(citus_cluster.dsn, tenant_id, servers) as conn:
             repo = TENANTS[tenant][0]
             rows = conn.execute(QUERIES["pack_context"], (QUESTIONS[tenant][0], repo)).fetchall()
         assert rows
@@ -210,13 +217,7 @@ def test_the_vector_probe_reads_only_the_tenants_worker(citus_cluster, citus_ind
             # the other tenant's rows are not this session's to see
             assert conn.execute(probe, {"tenant": other_id, "model": model}).fetchone()[0] is False
         servers: list[str] = []
-        with as_tenant(citus_cluster.dsn, tenant_id) as conn:
-            conn.add_notice_handler(
-                lambda d, seen=servers: seen.extend(
-                    re.findall(r"@127\.0\.0\.1:(\d+)", d.message_detail or "")
-                )
-            )
-            conn.execute("set local citus.log_remote_commands = on")
+        with logging_remote_commands(citus_cluster.dsn, tenant_id, servers) as conn:
             found = conn.execute(probe, {"tenant": tenant_id, "model": model}).fetchone()[0]
             unknown = {"tenant": tenant_id, "model": "no-such-model"}
             assert conn.execute(probe, unknown).fetchone()[0] is False
