@@ -9,7 +9,7 @@ recall says little about real code. Here every question (--short as they are, --
 300 words) is embedded by the database and asked at one ref of the tenant in turn, as the
 eval asks a SWE-bench instance at its commit. For each, the symbol and file legs' top 10
 (codesift._dense_symbols and _dense_files as the pipeline calls them, k 40 and 30: ef_search
-100, relaxed iterative scans, or an exact sort for a tenant holding a small share of the
+200 and 100, relaxed iterative scans, or an exact sort for a tenant holding a small share of the
 index) are compared with the exact top 10 of the same scope (every vector in the ref sorted
 by distance). The HNSW index is shared by every tenant of the database: a tenant's rows are
 a share of it, as in a real deployment.
@@ -61,7 +61,16 @@ def timed(conn, sql: str, args: dict) -> tuple[list, float]:
     return got[:10], (time.perf_counter() - t0) * 1000
 
 
-def measure(conn, tenant_name: str, texts: list[str]) -> None:
+# the ef_search each leg function sets (sql/idempotent/004-dense.sql), altered for one
+# configuration inside a transaction that is rolled back
+LEG_FUNCTIONS = {
+    "symbols": "codesift._dense_symbols"
+    "(bigint, vector, text, bigint[], text, text, text[], integer)",
+    "files": "codesift._dense_files(bigint, vector, text, bigint[], text, text, integer)",
+}
+
+
+def measure(conn, tenant_name: str, texts: list[str], ef_values: list[int | None]) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
     t = tenant.fetchone()[0]
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(t),))
@@ -74,29 +83,45 @@ def measure(conn, tenant_name: str, texts: list[str]) -> None:
         "select count(*) from codesift.code_symbols where tenant_id = %s and embedding is not null",
         (t,),
     ).fetchone()[0]
-    stats: dict = {}
+    asked = []  # (arguments, {leg: exact top 10}) per question, embedded once
     for i, text in enumerate(texts):
         v = conn.execute("select codesift.embed_query(%s)::text", (text,)).fetchone()[0]
         args = {"t": t, "m": m, "r": refs[i % len(refs)], "v": v}
-        for leg in ("symbols", "files"):
-            exact = column(conn, EXACT[leg], args)
-            if not exact:
-                continue
-            column(conn, LEGS[leg], args)  # warm
-            got, ms = timed(conn, LEGS[leg], args)
-            stats.setdefault(leg, []).append((len(set(got) & set(exact)) / len(exact), ms))
-    for leg, values in stats.items():
-        recall = statistics.mean(r for r, _ in values)
-        p50 = statistics.median(ms for _, ms in values)
-        where = f"{tenant_name:14} {vectors:>8,} {len(refs):>4} {leg:8}"
-        print(f"{where} {recall:>7.3f} {p50:>7.2f}  ({len(values)})")
+        asked.append((args, {leg: column(conn, sql, args) for leg, sql in EXACT.items()}))
+    for ef in ef_values:
+        with conn.transaction(force_rollback=True):
+            if ef is not None:
+                for function in LEG_FUNCTIONS.values():
+                    conn.execute(f"alter function {function} set hnsw.ef_search = {int(ef)}")
+            stats: dict = {}
+            for args, exact_of in asked:
+                for leg, exact in exact_of.items():
+                    if not exact:
+                        continue
+                    column(conn, LEGS[leg], args)  # warm
+                    got, ms = timed(conn, LEGS[leg], args)
+                    hit = len(set(got) & set(exact)) / len(exact)
+                    stats.setdefault(leg, []).append((hit, ms))
+        for leg, values in stats.items():
+            recall = statistics.mean(r for r, _ in values)
+            p50 = statistics.median(ms for _, ms in values)
+            where = f"{tenant_name:14} {vectors:>8,} {len(refs):>4} {leg:8}"
+            setting = "default" if ef is None else str(ef)
+            print(f"{where} {setting:>9} {recall:>7.3f} {p50:>7.2f}  ({len(values)})")
 
 
 def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
+    ap.add_argument(
+        "--ef-search",
+        default="",
+        help="comma-separated hnsw.ef_search values measured side by side besides the "
+        "installed default (each set on both leg functions in a rolled-back transaction)",
+    )
     add_question_options(ap)
     args = ap.parse_args()
+    ef_values = [None] + [int(x) for x in args.ef_search.split(",") if x.strip()]
     texts = [text for _, text in short_and_long(args.short, args.long, args.words)]
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
         conn.execute("set jit = off")
@@ -105,9 +130,9 @@ def main() -> int:
         ).fetchone()[0]
         print(f"HNSW recall@10 against exact search in the scope; {total:,} symbol vectors")
         head = f"{'tenant':14} {'vectors':>8} {'refs':>4} {'leg':8}"
-        print(f"{head} {'recall':>7} {'p50 ms':>7}  (questions)")
+        print(f"{head} {'ef_search':>9} {'recall':>7} {'p50 ms':>7}  (questions)")
         for tenant in args.tenants.split(","):
-            measure(conn, tenant.strip(), texts)
+            measure(conn, tenant.strip(), texts, ef_values)
     return 0
 
 

@@ -244,8 +244,8 @@ def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
         plan = "\n".join(r[0] for r in cursor.fetchall())
         assert f"Index Scan using {index}_embedding" in plan, (name, plan)
     db.execute("reset plan_cache_mode")
-    # a 4% filter: k rows come back when k exist (on an index scan, ef_search 100 alone
-    # would yield ~4; the leg's iterative scan keeps going; on a table this small the planner
+    # a 4% filter: k rows come back when k exist (on an index scan, ef_search 200 alone
+    # would yield ~8; the leg's iterative scan keeps going; on a table this small the planner
     # may rightly prefer an exact sort of the few matching rows)
     found = db.execute(
         "select count(*) from _dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null,"
