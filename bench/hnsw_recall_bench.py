@@ -13,10 +13,15 @@ eval asks a SWE-bench instance at its commit. For each, the symbol and file legs
 index) are compared with the exact top 10 of the same scope (every vector in the ref sorted
 by distance). The HNSW index is shared by every tenant of the database: a tenant's rows are
 a share of it, as in a real deployment.
+
+--ef-search 100,400 measures those values beside the installed ones in the same run, each
+set on both leg functions (ALTER FUNCTION ... SET, so the DSN must be their owner's) inside
+a transaction that is rolled back.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -72,7 +77,10 @@ LEG_FUNCTIONS = {
 
 def measure(conn, tenant_name: str, texts: list[str], ef_values: list[int | None]) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
-    t = tenant.fetchone()[0]
+    found = tenant.fetchone()
+    if found is None:
+        raise SystemExit(f"no tenant named {tenant_name!r} (or not visible to this role)")
+    t = found[0]
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(t),))
     model = conn.execute("select value from codesift.settings where key = 'embedding_model'")
     m = model.fetchone()[0]
@@ -92,7 +100,12 @@ def measure(conn, tenant_name: str, texts: list[str], ef_values: list[int | None
         with conn.transaction(force_rollback=True):
             if ef is not None:
                 for function in LEG_FUNCTIONS.values():
-                    conn.execute(f"alter function {function} set hnsw.ef_search = {int(ef)}")
+                    try:
+                        conn.execute(f"alter function {function} set hnsw.ef_search = {ef}")
+                    except psycopg.errors.InsufficientPrivilege:
+                        raise SystemExit(
+                            "--ef-search alters the leg functions: connect as their owner"
+                        ) from None
             stats: dict = {}
             for args, exact_of in asked:
                 for leg, exact in exact_of.items():
@@ -110,18 +123,30 @@ def measure(conn, tenant_name: str, texts: list[str], ef_values: list[int | None
             print(f"{where} {setting:>9} {recall:>7.3f} {p50:>7.2f}  ({len(values)})")
 
 
+def ef_search_values(text: str) -> list[int]:
+    """--ef-search: comma-separated whole numbers in pgvector's range, 1 to 1000."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated whole numbers") from None
+    if any(not 1 <= v <= 1000 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: each from 1 to 1000")
+    return values
+
+
 def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
     ap.add_argument(
         "--ef-search",
-        default="",
+        type=ef_search_values,
+        default=[],
         help="comma-separated hnsw.ef_search values measured side by side besides the "
         "installed default (each set on both leg functions in a rolled-back transaction)",
     )
     add_question_options(ap)
     args = ap.parse_args()
-    ef_values = [None] + [int(x) for x in args.ef_search.split(",") if x.strip()]
+    ef_values = [None, *args.ef_search]
     texts = [text for _, text in short_and_long(args.short, args.long, args.words)]
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
         conn.execute("set jit = off")
