@@ -9,7 +9,8 @@ functions (pg_temp) beside the installed ones, so both versions read the same po
 same session, question by question (interleaved). Questions: the --short set (express-10) as
 they are, and the --long set's texts cut to 300 words and read as pipeline/question.py reads a
 long question (weighted terms); each is asked at one ref of the tenant, in turn, as the eval
-asks a SWE-bench instance at its commit. Reported per tenant and kind: p50 ms of each version,
+asks a SWE-bench instance at its commit, with the scope's depth factor passed in as the
+pipeline passes it (pipeline/legs.py). Reported per tenant and kind: p50 ms of each version,
 and the mean top-20 overlap with exhaustive BM25 (every posting of every term summed, the
 weights applied, live in the ref) and how often the first result is the same.
 """
@@ -37,11 +38,11 @@ LEXICAL_SQL = "sql/idempotent/003-lexical.sql"
 LEGS = {  # leg: (its function, the statement after the function's name, the row's key, tier)
     "symbols": (
         "_bm25_symbols",
-        "(%s, %s, %s, null, null, null, 40, 1.2, 0.75, %s)",
+        "(%s, %s, %s, null, null, null, 40, 1.2, 0.75, %s, %s)",
         "symbol_id",
         "symbol",
     ),
-    "files": ("_bm25_files", "(%s, %s, %s, null, null, 30, 1.2, 0.75, %s)", "path", "file"),
+    "files": ("_bm25_files", "(%s, %s, %s, null, null, 30, 1.2, 0.75, %s, %s)", "path", "file"),
 }
 
 
@@ -93,8 +94,12 @@ def measure(conn, tenant_name: str, qs: list, reps: int) -> None:
             exact = column(
                 conn, EXHAUSTIVE[tier], {"t": tenant_id, "r": ref, "terms": ts, "weights": weights}
             )
+            # as pipeline/legs.py calls them: the scope's depth factor read once, passed in
+            factor = conn.execute(
+                "select codesift._bm25_scope_factor(%s, %s)", (tenant_id, [ref])
+            ).fetchone()[0]
             for version, name in versions.items():
-                args = (tenant_id, ts, [ref], weights)
+                args = (tenant_id, ts, [ref], weights, factor)
                 got = column(conn, f"select {key} from {name}{call}", args)  # warm
                 for _ in range(reps):
                     t0 = time.perf_counter()

@@ -319,6 +319,10 @@ declare
     weighted boolean := codesift._weight_bounds(terms, weights);
     reading integer := codesift._bm25_depth();
     checking integer := greatest(4 * k, 400);
+    -- from this depth factor on (a fifth or less of the tenant's files in scope), summing
+    -- only the scope's symbols' postings saves more than listing those symbols costs
+    -- (bench/bm25_versions_bench.py)
+    scope_only_from constant integer := 5;
     -- postings that add less than a tenth of the heaviest query term's idf to a score
     -- are not read until too few candidates pass: a long question's many light terms
     -- cost little (bench/bm25_agreement_bench.py)
@@ -336,10 +340,12 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
-    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8
-    factor := coalesce(
-        least(greatest(depth_factor, 1), 8), codesift._bm25_scope_factor(tenant, repository_ids)
-    );
+    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8; without
+    -- one, the scope's own (greatest() would turn a null into 1)
+    factor := case
+        when depth_factor is null then codesift._bm25_scope_factor(tenant, repository_ids)
+        else least(greatest(depth_factor, 1), 8)
+    end;
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
@@ -368,6 +374,16 @@ begin
             from term_idf
         ),
 
+        -- a scope that is a small part of the tenant (one ref of many): the symbols live
+        -- in it, so that only their postings are summed (read only then, once)
+        in_scope as materialized (
+            select s.id
+            from codesift.files as f
+            inner join codesift.code_symbols as s
+                on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
+            where f.tenant_id = tenant and f.live and f.repository_id = any(repository_ids)
+        ),
+
         summed as (
             select
                 p.symbol_id,
@@ -386,6 +402,7 @@ begin
                     order by t.impact desc
                     limit reading
                 ) as p
+            where factor < scope_only_from or p.symbol_id in (select in_scope.id from in_scope)
             group by p.symbol_id
         ),
 
@@ -527,10 +544,12 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
-    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8
-    factor := coalesce(
-        least(greatest(depth_factor, 1), 8), codesift._bm25_scope_factor(tenant, repository_ids)
-    );
+    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8; without
+    -- one, the scope's own (greatest() would turn a null into 1)
+    factor := case
+        when depth_factor is null then codesift._bm25_scope_factor(tenant, repository_ids)
+        else least(greatest(depth_factor, 1), 8)
+    end;
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
@@ -559,6 +578,14 @@ begin
             from term_idf
         ),
 
+        -- a scope that is part of the tenant (one ref of many): the blobs live in it, so
+        -- that only their postings are summed (read only then, once)
+        in_scope as materialized (
+            select f.blob_sha
+            from codesift.files as f
+            where f.tenant_id = tenant and f.live and f.repository_id = any(repository_ids)
+        ),
+
         summed as (
             select
                 p.blob_sha,
@@ -577,6 +604,7 @@ begin
                     order by t.impact desc
                     limit reading
                 ) as p
+            where factor = 1 or p.blob_sha in (select in_scope.blob_sha from in_scope)
             group by p.blob_sha
         ),
 
