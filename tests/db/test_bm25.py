@@ -257,3 +257,49 @@ def test_a_depth_below_one_reads_one(db, indexed, depth):
     assert _symbols(db, indexed, depth=depth, prefix="core/") == _symbols(
         db, indexed, prefix="core/"
     )
+
+
+# another repository of acme's whose 80 modules mention "retry" more densely than any of
+# jobs': their postings come first in impact order
+CROWD = {f"crowd/c{i:02d}.py": f"def r{i}():\n    return retry(retry)\n" for i in range(80)}
+
+
+@pytest.mark.parametrize("leg", ["symbols", "files"])
+def test_a_scope_of_one_repository_of_many_sums_only_its_own_postings(
+    db, dsn, indexed, make_repo, leg
+):
+    """A depth factor of 5 or more (a scope that is a fifth or less of the tenant) sums only
+    the postings of what is live in the scope: the same rows as summing every posting, none
+    of the other repository's, and an exhaustive read's order."""
+    root = make_repo(CROWD, name="crowd")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="crowd", tenant="acme", show_progress=False, embed=False)
+    crowd = db.execute("select id from repositories where name = 'crowd'").fetchone()[0]
+    if leg == "symbols":
+        sql = (
+            "select f.repository_id, f.path, b.score from _bm25_symbols(%s, %s, %s, null, null,"
+            " null, 10, 1.2, 0.75, null, %s) b join code_symbols s on s.id = b.symbol_id"
+            " join files f on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live"
+            " and f.repository_id = any(%s) order by b.score desc, f.path"
+        )
+    else:
+        sql = (
+            "select b.repository_id, b.path, b.score from _bm25_files(%s, %s, %s, null, null,"
+            " 10, 1.2, 0.75, null, %s) b where b.repository_id = any(%s)"
+            " order by b.score desc, b.path"
+        )
+    scope = [indexed["repo"]]
+
+    def ask(factor, depth=None):
+        if depth is not None:
+            db.execute("select set_config('codesift.bm25_depth', %s, false)", (str(depth),))
+        rows = db.execute(sql, (indexed["tenant"], TERMS, scope, factor, scope)).fetchall()
+        db.execute("reset codesift.bm25_depth")
+        return [(r, p, round(s, 9)) for r, p, s in rows]
+
+    every_posting = ask(1, depth=1_000_000)
+    assert len(every_posting) == 10
+    assert {r for r, _, _ in every_posting} == {indexed["repo"]} != {crowd}
+    # shallow reading, where crowd's postings fill what is read first
+    assert ask(8, depth=4) == ask(1, depth=4) == every_posting
+    assert ask(5) == ask(1) == every_posting
