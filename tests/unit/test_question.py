@@ -139,6 +139,50 @@ def test_signal_terms_come_first_and_weigh_more_than_prose():
     assert "searched" not in terms
 
 
+VERSION_REPORT = """Proxy authentication fails with a 407 since Python 3.8.12
+
+Sending through an authenticating proxy gets a 407; `prepend_scheme_if_needed` drops the
+credentials of the proxy URL.
+
+```json
+{
+  "implementation": {"name": "CPython", "version": "3.8.12"},
+  "pyOpenSSL": {"openssl_version": "", "version": null},
+  "system_ssl": {"version": "101010cf"},
+  "using_pyopenssl": false
+}
+```
+
+```python
+config = {"proxies": build_proxy_map(url)}
+```
+"""
+
+
+def test_a_fenced_json_block_is_data_not_signal():
+    reading = question.read(VERSION_REPORT)
+    assert "prepend_scheme_if_needed" in reading.signal
+    # a code block holding a dict literal is code: its names stay
+    assert "build_proxy_map" in reading.signal
+    for key in ("openssl_version", "system_ssl", "using_pyopenssl", "pyOpenSSL", "CPython"):
+        assert key not in reading.signal and key not in reading.digest
+    terms, _ = question.weighted_terms(VERSION_REPORT, reading)
+    assert not {"openssl", "opensslversion", "systemssl", "usingpyopenssl"} & set(terms)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        '{"system_ssl": {"version": "1"}',  # cut short: not JSON, read as text
+        "[" * 9_000 + "system_ssl" + "]" * 9_000,  # nested past the parser's depth
+        "{system_ssl: 1}",  # JavaScript, not JSON
+    ],
+)
+def test_a_block_that_is_not_json_is_read_as_text(block):
+    text = "A report long enough to be read for its signal. " * 10 + f"\n\n```\n{block}\n```\n"
+    assert "system_ssl" in question.read(text).signal
+
+
 def test_a_hostile_question_is_bounded():
     frames = "".join(f'  File "/x/pkg{i}/mod{i}.py", line {i}, in func_{i}\n' for i in range(4000))
     text = "Crash\n\n" + " ".join(f"`ident_{i}`" for i in range(5000)) + "\n" + frames

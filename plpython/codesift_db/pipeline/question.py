@@ -18,6 +18,7 @@ paths and module names, traceback frames, error class names. `read` pulls those 
 Every pattern runs on at most SCAN_CHARS of text and every list is capped: a hostile
 200,000-character question costs the same as a 20,000-character one."""
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -82,8 +83,24 @@ class Reading:
     wants_docs: bool = False
 
 
+def _is_data(block: str) -> bool:
+    """Whether a fenced block is a JSON object or array: data, not code."""
+    if not block.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        return isinstance(json.loads(block), (dict, list))
+    except (ValueError, RecursionError):  # not JSON; nested past the parser's depth
+        return False
+
+
+def _strip_data(text: str) -> str:
+    """The text without its fenced JSON blocks: a version report's keys (`openssl_version`)
+    read as identifiers and would point at the code that prints the report."""
+    return _FENCE.sub(lambda m: " " if _is_data(m.group(1)) else m.group(0), text)
+
+
 def _strip_boilerplate(text: str) -> str:
-    return _BOILERPLATE.sub("", _HTML_COMMENT.sub("", text))
+    return _BOILERPLATE.sub("", _strip_data(_HTML_COMMENT.sub("", text)))
 
 
 def _module_paths(dotted: str) -> list[str]:
