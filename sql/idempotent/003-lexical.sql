@@ -299,6 +299,26 @@ comment on function codesift._bm25_scope_factor(bigint, bigint[]) is
 'How many times deeper the BM25 legs read for a scope: 1 when it holds every repository and '
 'ref of the tenant, else the tenant''s files over the files live in scope, from 1 to 8.';
 
+create or replace function codesift._bm25_depth_factor(
+    tenant bigint, repository_ids bigint[], asked integer
+)
+returns integer
+language sql
+stable
+security invoker
+set search_path = codesift, public
+as $fn$
+    -- greatest() would turn a null into 1: without an asked factor, the scope's own
+    select case
+        when asked is null then codesift._bm25_scope_factor(tenant, repository_ids)
+        else least(greatest(asked, 1), 8)
+    end;
+$fn$;
+
+comment on function codesift._bm25_depth_factor(bigint, bigint[], integer) is
+'The depth factor the BM25 legs read with: the asked one kept to 1..8, or the scope''s own '
+'(codesift._bm25_scope_factor) when none is asked.';
+
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision,
@@ -340,12 +360,8 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
-    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8; without
-    -- one, the scope's own (greatest() would turn a null into 1)
-    factor := case
-        when depth_factor is null then codesift._bm25_scope_factor(tenant, repository_ids)
-        else least(greatest(depth_factor, 1), 8)
-    end;
+    -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
+    factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
@@ -544,12 +560,8 @@ begin
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
-    -- the caller's (pipeline/legs.py reads it once for both legs), kept to 1..8; without
-    -- one, the scope's own (greatest() would turn a null into 1)
-    factor := case
-        when depth_factor is null then codesift._bm25_scope_factor(tenant, repository_ids)
-        else least(greatest(depth_factor, 1), 8)
-    end;
+    -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
+    factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop

@@ -303,3 +303,25 @@ def test_a_scope_of_one_repository_of_many_sums_only_its_own_postings(
     # shallow reading, where crowd's postings fill what is read first
     assert ask(8, depth=4) == ask(1, depth=4) == every_posting
     assert ask(5) == ask(1) == every_posting
+
+
+def test_the_depth_factor_is_the_asked_one_kept_to_1_8_or_the_scopes_own(
+    db, dsn, indexed, make_repo
+):
+    """Both legs read with codesift._bm25_depth_factor: an asked factor kept to 1..8, and
+    without one the scope's own, not 1 (greatest(null, 1) is 1)."""
+    root = make_repo(CROWD, name="crowd")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="crowd", tenant="acme", show_progress=False, embed=False)
+    scope = [indexed["repo"]]
+
+    def factor(asked):
+        return db.execute(
+            "select _bm25_depth_factor(%s, %s, %s::integer)", (indexed["tenant"], scope, asked)
+        ).fetchone()[0]
+
+    own = db.execute("select _bm25_scope_factor(%s, %s)", (indexed["tenant"], scope)).fetchone()[0]
+    assert own > 1  # crowd outnumbers the scope's files
+    assert factor(None) == own
+    kept = {-2_147_483_648: 1, 0: 1, 1: 1, 3: 3, 8: 8, 9: 8, 2_147_483_647: 8}
+    assert {asked: factor(asked) for asked in kept} == kept
