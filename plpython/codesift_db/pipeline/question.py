@@ -80,6 +80,7 @@ class Reading:
     frames: list[tuple[str, str]] = field(default_factory=list)  # (file, function), innermost 1st
     frame_only: list[str] = field(default_factory=list)  # names only `frames` give
     digest: str = ""  # the dense leg's text
+    clean: str = ""  # the text read, without its boilerplate: the prose terms' source
     wants_docs: bool = False
 
 
@@ -180,6 +181,7 @@ def read(text: str) -> Reading:
         frame_only=[n for n in definitions if n in looked_up and n not in named],
         frames=innermost,
         digest=digest,
+        clean=clean,
         wants_docs=bool(_DOC_WORDS.search(title)),
     )
 
@@ -193,7 +195,7 @@ def weighted_terms(text: str, reading: Reading) -> tuple[list[str], list[float] 
     if not reading.long:
         return list(identifiers.query_terms(text) or []), None
     signal_terms = list(identifiers.query_terms(" ".join(reading.signal)) or [])
-    prose_terms = identifiers.query_terms(_strip_boilerplate(text[:SCAN_CHARS])) or []
+    prose_terms = identifiers.query_terms(reading.clean) or []
     terms = list(dict.fromkeys(signal_terms + list(prose_terms)))[: identifiers.MAX_QUERY_TERMS]
     chosen = set(signal_terms)
     return terms, [SIGNAL_WEIGHT if t in chosen else PROSE_WEIGHT for t in terms]
