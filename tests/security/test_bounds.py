@@ -442,9 +442,15 @@ def test_retrieval_settings_refuse_unknown_values(app_connect, clique, setting, 
 
 
 SCOPE_FACTOR = "select codesift._bm25_scope_factor(%s::bigint, %s::bigint[])"
+# what the legs read with when no factor is asked: the scope's own, by the same count
+DEPTH_FACTOR_UNASKED = "select codesift._bm25_depth_factor(%s::bigint, %s::bigint[], null)"
+DEPTH_FACTOR = "select codesift._bm25_depth_factor(%s::bigint, %s::bigint[], %s::integer)"
 
 
-def test_bm25_scope_factor_counts_only_the_sessions_own_repositories(db, app_connect, clique):
+@pytest.mark.parametrize("factor_sql", [SCOPE_FACTOR, DEPTH_FACTOR_UNASKED])
+def test_bm25_scope_factor_counts_only_the_sessions_own_repositories(
+    db, app_connect, clique, factor_sql
+):
     # globex holds 9 refs of one repository, and 80 times more files than one ref's: a
     # one-ref scope reads 8x deeper, at most; a scope of every ref reads no deeper
     (globex, globex_repo), (acme, acme_repo) = clique["globex"], clique["acme"]
@@ -463,17 +469,34 @@ def test_bm25_scope_factor_counts_only_the_sessions_own_repositories(db, app_con
         (80 * live, globex),
     )
     own = app_connect(globex)
-    assert own.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 8
-    assert own.execute(SCOPE_FACTOR, (globex, refs)).fetchone()[0] == 1
+    assert own.execute(factor_sql, (globex, [globex_repo])).fetchone()[0] == 8
+    assert own.execute(factor_sql, (globex, refs)).fetchone()[0] == 1
     db.execute(
         "update corpus_stats set docs = %s where tenant_id = %s and tier = 'file'",
         (3 * live, globex),
     )
-    assert own.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 3
+    assert own.execute(factor_sql, (globex, [globex_repo])).fetchone()[0] == 3
     # acme asking about globex's id sees none of its repositories or files: nothing is told
     other = app_connect(acme)
-    assert other.execute(SCOPE_FACTOR, (globex, [globex_repo])).fetchone()[0] == 1
-    assert other.execute(SCOPE_FACTOR, (acme, [acme_repo])).fetchone()[0] == 1
+    assert other.execute(factor_sql, (globex, [globex_repo])).fetchone()[0] == 1
+    assert other.execute(factor_sql, (acme, [acme_repo])).fetchone()[0] == 1
     # hostile arguments: a clean factor of 1, no error, no unbounded work
     for tenant, repos in [(None, None), (acme, None), (acme, []), (acme, [acme_repo] * 100_000)]:
-        assert other.execute(SCOPE_FACTOR, (tenant, repos)).fetchone()[0] == 1
+        assert other.execute(factor_sql, (tenant, repos)).fetchone()[0] == 1
+
+
+def test_an_asked_depth_factor_is_kept_to_1_8_for_any_tenant_and_scope(app_connect, clique):
+    """codesift._bm25_depth_factor with a factor asked reads nothing: another tenant's ids
+    and hostile scopes get the asked factor kept to 1..8, never an error or a count."""
+    (globex, globex_repo), (acme, acme_repo) = clique["globex"], clique["acme"]
+    conn = app_connect(acme)
+    scopes = [
+        (globex, [globex_repo]),
+        (None, None),
+        (acme, []),
+        (acme, [acme_repo] * 100_000),
+        (-(2**63), [2**63 - 1]),
+    ]
+    for tenant, repos in scopes:
+        for asked, kept in [(-2_147_483_648, 1), (0, 1), (5, 5), (2_147_483_647, 8)]:
+            assert conn.execute(DEPTH_FACTOR, (tenant, repos, asked)).fetchone()[0] == kept
