@@ -303,6 +303,10 @@ def test_a_scope_of_one_repository_of_many_sums_only_its_own_postings(
     # shallow reading, where crowd's postings fill what is read first
     assert ask(8, depth=4) == ask(1, depth=4) == every_posting
     assert ask(5) == ask(1) == every_posting
+    # the scope's live files are listed repository by repository: a repeated id or a null
+    # one lists nothing twice and nothing else
+    scope = [indexed["repo"], None, indexed["repo"]]
+    assert ask(8, depth=4) == every_posting
 
 
 def test_the_depth_factor_is_the_asked_one_kept_to_1_8_or_the_scopes_own(
