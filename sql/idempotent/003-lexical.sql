@@ -485,6 +485,10 @@ begin
                                 x.symbol_id = passing.symbol_id
                                 and x.term = idf.term
                                 and x.tenant_id = tenant
+                            -- a probe per query term (at most 64), never a scan of every
+                            -- term of the document: offset 0 keeps the planner from
+                            -- merging the two lists, which it does for a long document
+                            offset 0
                         ) as t
                 ) as exact
             order by exact.score desc, passing.symbol_id asc
@@ -684,6 +688,7 @@ begin
                                 x.tenant_id = tenant
                                 and x.blob_sha = passing.blob_sha
                                 and x.term = idf.term
+                            offset 0 -- a probe per query term, as in _bm25_symbols
                         ) as t
                 ) as exact
             order by exact.score desc, passing.path asc
