@@ -3,7 +3,8 @@
 -- candidates for what a long question names (pipeline/mentions.py keeps the names that fit
 -- few definitions) and for what the best candidates call (pipeline/callees.py). A large
 -- class's later parts (with a parent) are not definitions. At most 100 a name, so that a
--- common name cannot crowd a rare one out.
+-- common name cannot crowd a rare one out. Live files are read from codesift.files itself:
+-- a blob's language is not needed here.
 select
     d.symbol_id,
     d.repository_id,
@@ -14,21 +15,22 @@ select
 from (
     select
         s.id as symbol_id,
-        v.repository_id,
-        v.path,
+        f.repository_id,
+        f.path,
         s.name_key as name,
         lower(s.qualified_name) as qualified_name,
         s.kind,
         row_number() over (
-            partition by s.name_key order by v.path asc, s.start_line asc
+            partition by s.name_key order by f.path asc, s.start_line asc
         ) as nth
     from codesift.code_symbols as s
-    inner join codesift.live_files as v
-        on s.tenant_id = v.tenant_id and s.blob_sha = v.blob_sha
+    inner join codesift.files as f
+        on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
     where
-        s.tenant_id = $3
+        f.live
+        and s.tenant_id = $3
         and s.name_key = any($2)
-        and v.repository_id = any($1)
+        and f.repository_id = any($1)
         and s.kind in ('function', 'method', 'class', 'type', 'interface')
         and not (s.parent is not null and s.kind = 'class')
 ) as d
