@@ -392,11 +392,11 @@ begin
 
         -- a scope that is a small part of the tenant (one ref of many): the symbols live
         -- in it, so that only their postings are summed (read only then, once). Its files
-        -- are listed repository by repository: the generic plan cannot size
+        -- are listed repository by repository, each id once: the generic plan cannot size
         -- `repository_id = any(...)` and may read the whole files table instead
         in_scope as materialized (
             select s.id
-            from unnest(repository_ids) as r (id)
+            from (select distinct u.id from unnest(repository_ids) as u (id)) as r
             inner join codesift.files as f on f.repository_id = r.id
             inner join codesift.code_symbols as s
                 on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
@@ -599,10 +599,10 @@ begin
 
         -- a scope that is part of the tenant (one ref of many): the blobs live in it, so
         -- that only their postings are summed (read only then, once); listed repository
-        -- by repository, as in _bm25_symbols
+        -- by repository, each id once, as in _bm25_symbols
         in_scope as materialized (
             select f.blob_sha
-            from unnest(repository_ids) as r (id)
+            from (select distinct u.id from unnest(repository_ids) as u (id)) as r
             inner join codesift.files as f on f.repository_id = r.id
             where f.tenant_id = tenant and f.live
         ),

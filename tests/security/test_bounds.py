@@ -8,6 +8,8 @@ the function; where a later privileges migration revokes an internal function fr
 as the owner, whose bounds must hold all the same.
 """
 
+import json
+
 import psycopg
 import pytest
 from codesift.indexer import index_repository
@@ -254,6 +256,61 @@ def test_every_leg_refuses_huge_arrays(db, app_connect, clique, leg):
     if leg in TAKES_KINDS:
         conn, sql, args = _leg(db, app_connect, clique, leg, kinds=["function"] * 10_000)
         refused(conn, sql, args, says="kinds")
+
+
+SCOPED_LEGS = {  # the BM25 legs with a depth factor asked: they list the scope's live files
+    "_bm25_symbols": "select symbol_id, score from codesift._bm25_symbols(%(t)s, %(terms)s,"
+    " %(repos)s::bigint[], null, null, null, 10, 1.2, 0.75, null, 8)",
+    "_bm25_files": "select path, score from codesift._bm25_files(%(t)s, %(terms)s,"
+    " %(repos)s::bigint[], null, null, 10, 1.2, 0.75, null, 8)",
+}
+
+
+def _cte_rows(plan: dict, name: str) -> list[int]:
+    """The actual rows of every node of an EXPLAIN (json) plan that computes CTE `name`."""
+    found = [plan["Actual Rows"]] if plan.get("Subplan Name") == f"CTE {name}" else []
+    for child in plan.get("Plans", []):
+        found += _cte_rows(child, name)
+    return found
+
+
+@pytest.mark.parametrize("leg", sorted(SCOPED_LEGS))
+def test_a_scope_repeating_ids_lists_each_repository_once(db, clique, leg):
+    """The legs list a scope's live files repository by repository: 10,000 copies of a
+    repository's id (the most a leg takes), mixed with another tenant's, list what one copy
+    lists (not 10,000 times as much: 67 s for a pytest ref) and find the rows of one copy."""
+    (acme, acme_repo), (_, globex_repo) = clique["acme"], clique["globex"]
+    db.execute("load 'auto_explain'")
+    for setting, value in [
+        ("auto_explain.log_min_duration", "0"),
+        ("auto_explain.log_nested_statements", "on"),
+        ("auto_explain.log_analyze", "on"),
+        ("auto_explain.log_format", "json"),
+    ]:
+        db.execute("select set_config(%s, %s, false)", (setting, value))
+    plans: list[dict] = []
+
+    def keep(diag: psycopg.errors.Diagnostic) -> None:
+        text = diag.message_primary or ""
+        if "plan:" in text:
+            plans.append(json.loads(text.split("plan:", 1)[1])["Plan"])
+
+    db.add_notice_handler(keep)
+
+    def ask(repos):
+        plans.clear()
+        db.execute("set client_min_messages = log")
+        rows = db.execute(
+            SCOPED_LEGS[leg], {"t": acme, "terms": ["clique", "member"], "repos": repos}
+        ).fetchall()
+        db.execute("reset client_min_messages")
+        return rows, [n for plan in plans for n in _cte_rows(plan, "in_scope")]
+
+    one, listed = ask([acme_repo])
+    assert one and listed and listed[0] > 0
+    many, listed_many = ask([acme_repo, globex_repo] * 5_000)
+    assert many == one
+    assert listed_many == listed
 
 
 # --- the entry points ------------------------------------------------------------------------
