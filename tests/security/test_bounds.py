@@ -258,12 +258,8 @@ def test_every_leg_refuses_huge_arrays(db, app_connect, clique, leg):
         refused(conn, sql, args, says="kinds")
 
 
-SCOPED_LEGS = {  # the BM25 legs with a depth factor asked: they list the scope's live files
-    "_bm25_symbols": "select symbol_id, score from codesift._bm25_symbols(%(t)s, %(terms)s,"
-    " %(repos)s::bigint[], null, null, null, 10, 1.2, 0.75, null, 8)",
-    "_bm25_files": "select path, score from codesift._bm25_files(%(t)s, %(terms)s,"
-    " %(repos)s::bigint[], null, null, 10, 1.2, 0.75, null, 8)",
-}
+# the BM25 legs with a depth factor asked (no weights, factor 8): they list the scope's files
+SCOPED_LEGS = {leg: LEGS[leg][:-1] + ", null, 8)" for leg in ("_bm25_symbols", "_bm25_files")}
 
 
 def _cte_rows(plan: dict, name: str) -> list[int]:
@@ -300,9 +296,8 @@ def test_a_scope_repeating_ids_lists_each_repository_once(db, clique, leg):
     def ask(repos):
         plans.clear()
         db.execute("set client_min_messages = log")
-        rows = db.execute(
-            SCOPED_LEGS[leg], {"t": acme, "terms": ["clique", "member"], "repos": repos}
-        ).fetchall()
+        args = {"t": acme, "terms": ["clique", "member"], "repos": repos, "kinds": None, "k": 10}
+        rows = db.execute(f"select * from {SCOPED_LEGS[leg]}", args).fetchall()
         db.execute("reset client_min_messages")
         return rows, [n for plan in plans for n in _cte_rows(plan, "in_scope")]
 
