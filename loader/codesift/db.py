@@ -71,6 +71,7 @@ def connect(dsn: str | None = None, **kwargs) -> psycopg.Connection:
 
 
 LOADER_ROLE = "codesift_loader"
+ACTIVE = psycopg.pq.TransactionStatus.ACTIVE
 
 
 @contextmanager
@@ -94,8 +95,10 @@ def acting_as_loader(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
     try:
         yield conn
     finally:
-        if switch and not conn.closed and not conn.broken:
-            if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+        # a command still in flight (an interrupt cut it short): only closing ends it
+        status = conn.info.transaction_status
+        if switch and not conn.closed and not conn.broken and status != ACTIVE:
+            if status == psycopg.pq.TransactionStatus.INERROR:
                 conn.rollback()
             conn.execute("reset role")
 

@@ -61,12 +61,14 @@ class Shutdown:
         self.say = say  # called in a signal handler: it must not take a lock
         self.requested = False
         self.in_batch = False
+        self.signalled = False  # any signal came: a database error after it is not retried
 
     def install(self) -> None:
         for stop in (signal.SIGTERM, signal.SIGINT):
             signal.signal(stop, self._signalled)
 
     def _signalled(self, signum: int, frame: object) -> None:
+        self.signalled = True
         if self.requested or not self.in_batch or self.grace <= 0:
             raise KeyboardInterrupt
         self.requested = True
@@ -192,6 +194,9 @@ def run(options: WorkerOptions) -> WorkerTotals:
             _serve(options, totals)
             return totals
         except (psycopg.OperationalError, ConnectionFailed) as exc:
+            if options.shutdown and options.shutdown.signalled:
+                # a stop interrupted a query: the error is the interruption's, not an outage
+                raise KeyboardInterrupt from exc
             options.metrics.failure("database_unreachable")
             if options.once:
                 raise

@@ -20,7 +20,7 @@ from codesift.migrate import EmbedderChoice, migrate
 from codesift.worker import WorkerOptions, run
 from codesift_db.embed import minilm
 
-from tests.db.test_embedding_queue import DEADLINE_SECONDS, _poll
+from tests.db.test_embedding_queue import DEADLINE_SECONDS, _finish, _poll
 from tests.embedding_server import EmbeddingServer, embedding_server
 
 pytestmark = pytest.mark.skipif(
@@ -110,12 +110,6 @@ def _cli(dsn: str, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [str(CODESIFT), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-
-
-def _finish(proc: subprocess.Popen, code: int = 0) -> str:
-    out, err = proc.communicate(timeout=DEADLINE_SECONDS)
-    assert proc.returncode == code, out + err
-    return out + err
 
 
 def _work_once(dsn: str, lines: list[str] | None = None):

@@ -73,9 +73,16 @@ def _cli(dsn: str, *args: str, **kw) -> subprocess.Popen:
     )
 
 
-def _finish(proc: subprocess.Popen) -> str:
-    out, err = proc.communicate(timeout=DEADLINE_SECONDS)
-    assert proc.returncode == 0, err
+def _finish(proc: subprocess.Popen, code: int = 0) -> str:
+    """The process's output once it exits with `code`; one that does not exit is killed,
+    so that it cannot go on working in the next test's database."""
+    try:
+        out, err = proc.communicate(timeout=DEADLINE_SECONDS)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"still running after {DEADLINE_SECONDS} s: {out}{err}") from None
+    assert proc.returncode == code, out + err
     return out + err
 
 

@@ -15,10 +15,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
+import psycopg
 import pytest
 from codesift.embedder import BATCH
+from codesift.errors import ConnectionFailed
+from codesift.worker import Shutdown, WorkerOptions, run
 from codesift_db.embed import minilm
 from prometheus_client.parser import text_string_to_metric_families
+from psycopg.conninfo import make_conninfo
 
 from tests.db.test_embedding_failures import FAST, MODEL, _embedded_rows, _index, _use_endpoint
 from tests.db.test_embedding_queue import DEADLINE_SECONDS, _poll, functions
@@ -272,3 +276,19 @@ def _poll_value(condition, what: str):
         if time.monotonic() > deadline:
             pytest.fail(f"gave up waiting for {what}")
         time.sleep(0.2)
+
+
+def test_a_database_error_after_a_stop_signal_ends_the_worker_instead_of_a_retry(dsn):
+    """The signal's interrupt can surface as a connection error (a query cut short); once
+    a stop was asked for, no error is taken for an outage to wait out."""
+    shutdown = Shutdown(grace=30)
+    with pytest.raises(KeyboardInterrupt):
+        shutdown._signalled(signal.SIGTERM, None)  # what SIGTERM outside a batch does
+
+    def log(line: str) -> None:
+        raise AssertionError(f"a stopped worker went on: {line}")  # e.g. "retrying in 1 s"
+
+    nobody = make_conninfo(dsn, host="127.0.0.1", port=free_port())
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        run(WorkerOptions(dsn=nobody, log=log, shutdown=shutdown))
+    assert isinstance(stopped.value.__cause__, ConnectionFailed | psycopg.OperationalError)

@@ -105,3 +105,13 @@ def test_a_refs_first_index_refreshes_the_planner_statistics(dsn, make_repo, db)
             app.execute("select codesift.refresh_statistics()")
     with psycopg.connect(loader) as conn:
         assert conn.execute("select codesift.refresh_statistics()").fetchone() == (11,)
+
+
+def test_an_interrupt_during_a_command_stays_an_interrupt(dsn):
+    """A signal that cuts a command short leaves the connection busy with it: switching the
+    role back then would fail with 'another command is already in progress' and hide the
+    interrupt (a worker took that for a database outage and never stopped)."""
+    with pytest.raises(KeyboardInterrupt):
+        with psycopg.connect(dsn, autocommit=True) as conn, acting_as_loader(conn):
+            conn.pgconn.send_query(b"select 1")  # sent, its result never read
+            raise KeyboardInterrupt
