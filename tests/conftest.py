@@ -7,6 +7,7 @@ rows copied into its own fresh clone and the repositories copied into its own
 folder (`Snapshots.load`), so a test that changes them changes only its copy.
 """
 
+import functools
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ from typing import Any, TypeVar
 import psycopg
 import pytest
 from codesift.db import current_dsn
+from codesift.indexer import index_repository
 from codesift.migrate import migrate
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -154,6 +156,13 @@ class Snapshots:
         value: T = snap.value
         return value
 
+    def load_repos(
+        self, key: str, repos: dict[str, tuple[str, dict[str, str]]], dsn: str, make_repo
+    ) -> None:
+        """load() of {name: (tenant, files)}: each made a repository in make_repo's folder
+        and indexed under its name for its tenant, without vectors."""
+        self.load(key, functools.partial(_index_repos, repos=repos), dsn, make_repo)
+
     def _dsn(self, dbname: str) -> str:
         t = self.template
         return make_conninfo(
@@ -225,6 +234,13 @@ class Snapshots:
     def drop(self) -> None:
         for dbname in self.created:
             self._janitor(dbname).drop()
+
+
+def _index_repos(dsn: str, make_repo, repos: dict[str, tuple[str, dict[str, str]]]) -> None:
+    with psycopg.connect(dsn) as conn:
+        for name, (tenant, files) in repos.items():
+            root = make_repo(files, name=name)
+            index_repository(conn, root, name=name, tenant=tenant, embed=False, show_progress=False)
 
 
 def _tables(conn: psycopg.Connection) -> list[tuple[str, list[str]]]:

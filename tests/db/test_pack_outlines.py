@@ -54,9 +54,7 @@ def _index(conn, root, tenant, **kw):
     index_repository(conn, root, name="shop", tenant=tenant, embed=False, show_progress=False, **kw)
 
 
-@pytest.fixture
-def shops(db, dsn, make_repo):
-    """{tenant: id}: acme's shop at HEAD and 'feature', globex's own shop."""
+def _index_shops(dsn: str, make_repo) -> dict[str, int]:
     with psycopg.connect(dsn) as conn:
         root = make_repo(_files(), name="acme-shop")
         _index(conn, root, "acme")
@@ -65,10 +63,17 @@ def shops(db, dsn, make_repo):
         commit(root, "feature")
         _index(conn, root, "acme", ref="feature")
         _index(conn, make_repo(_files(("globex_secret_refund",)), name="globex-shop"), "globex")
-    return {
-        t: db.execute("select id from codesift.tenants where name = %s", (t,)).fetchone()[0]
-        for t in ("acme", "globex")
-    }
+        return {
+            t: conn.execute("select id from codesift.tenants where name = %s", (t,)).fetchone()[0]
+            for t in ("acme", "globex")
+        }
+
+
+@pytest.fixture
+def shops(dsn, make_repo, snapshots):
+    """{tenant: id}: acme's shop at HEAD and 'feature', globex's own shop (indexed once per
+    session, copied into this test's database)."""
+    return snapshots.load("pack_outlines", _index_shops, dsn, make_repo)
 
 
 @pytest.fixture

@@ -22,11 +22,10 @@ CITATION = re.compile(r"^shop:[^:\s]+(:\d+-\d+)?$")
 
 
 @pytest.fixture
-def shop(dsn, make_repo):
-    root = make_repo(FILES, name="shop")
-    with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="shop", tenant="acme", embed=False, show_progress=False)
-    return root
+def shop(dsn, make_repo, snapshots):
+    """shop indexed for acme (once per session, copied into this test's database)."""
+    snapshots.load_repos("mcp_contract_shop", {"shop": ("acme", FILES)}, dsn, make_repo)
+    return make_repo.folder / "shop"
 
 
 def _run(dsn, cwd, calls):

@@ -10,9 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-import psycopg
 import pytest
-from codesift.indexer import index_repository
 
 from tests.conftest import commit, write_files
 from tests.mcp.harness import CODESIFT, DatabaseSwitch, stdio_session, text_of
@@ -61,11 +59,10 @@ READ_ONLY_TOOLS = {
 
 
 @pytest.fixture
-def shop(dsn, make_repo):
-    root = make_repo(FILES, name="shop")
-    with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="shop", tenant="acme", embed=False, show_progress=False)
-    return root
+def shop(dsn, make_repo, snapshots):
+    """shop indexed for acme (once per session, copied into this test's database)."""
+    snapshots.load_repos("mcp_stdio_shop", {"shop": ("acme", FILES)}, dsn, make_repo)
+    return make_repo.folder / "shop"
 
 
 def test_tools_listed_with_descriptions_and_annotations(dsn, shop):

@@ -37,9 +37,7 @@ BUG_REPORT = (
 ) * 4  # about 300 words
 
 
-@pytest.fixture
-def clique(db, dsn, make_repo):
-    """The clique indexed as repository 'clique' by two tenants: {tenant: (tenant_id, repo)}."""
+def _index_clique(dsn: str, make_repo) -> dict[str, tuple[int, int]]:
     out = {}
     for tenant in ("acme", "globex"):
         root = make_repo(CLIQUE, name=f"{tenant}-clique")
@@ -47,12 +45,20 @@ def clique(db, dsn, make_repo):
             index_repository(
                 conn, root, name="clique", tenant=tenant, embed=False, show_progress=False
             )
-        out[tenant] = db.execute(
-            "select t.id, r.id from tenants t join repositories r on r.tenant_id = t.id"
-            " where t.name = %s and r.name = 'clique'",
-            (tenant,),
-        ).fetchone()
+            out[tenant] = conn.execute(
+                "select t.id, r.id from codesift.tenants t"
+                " join codesift.repositories r on r.tenant_id = t.id"
+                " where t.name = %s and r.name = 'clique'",
+                (tenant,),
+            ).fetchone()
     return out
+
+
+@pytest.fixture
+def clique(dsn, make_repo, snapshots):
+    """The clique indexed as repository 'clique' by two tenants: {tenant: (tenant_id, repo)}
+    (once per session, copied into this test's database)."""
+    return snapshots.load("clique", _index_clique, dsn, make_repo)
 
 
 def runner(db, app_connect, tenant_id: int, function: str) -> psycopg.Connection:

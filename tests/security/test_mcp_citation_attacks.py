@@ -5,9 +5,7 @@ nothing about it that an unknown name would not."""
 
 import asyncio
 
-import psycopg
 import pytest
-from codesift.indexer import index_repository
 
 from tests.mcp.harness import stdio_session, text_of
 from tests.mcp.test_mcp_stdio import FILES
@@ -17,15 +15,12 @@ NOISE = ("plpy.", "validation error", "pydantic", "Error executing tool", "Trace
 
 
 @pytest.fixture
-def shop(dsn, make_repo):
-    root = make_repo(FILES, name="shop")
-    secret = make_repo(SECRET, name="secret")
-    with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="shop", tenant="acme", embed=False, show_progress=False)
-        index_repository(
-            conn, secret, name="secret", tenant="other", embed=False, show_progress=False
-        )
-    return root
+def shop(dsn, make_repo, snapshots):
+    """shop indexed for acme, secret for another tenant (once per session, copied into this
+    test's database)."""
+    repos = {"shop": ("acme", FILES), "secret": ("other", SECRET)}
+    snapshots.load_repos("mcp_citation_attacks", repos, dsn, make_repo)
+    return make_repo.folder / "shop"
 
 
 def _run(dsn, cwd, calls):

@@ -8,7 +8,6 @@ import asyncio
 
 import psycopg
 import pytest
-from codesift.indexer import index_repository
 from codesift.mcp_tokens import create_token
 from codesift.mcp_tools import MAX_BUDGET
 
@@ -32,11 +31,10 @@ def two(dsn, make_repo):
 
 
 @pytest.fixture
-def shop(dsn, make_repo):
-    root = make_repo(FILES, name="shop")
-    with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="shop", tenant="acme", embed=False, show_progress=False)
-    return root
+def shop(dsn, make_repo, snapshots):
+    """shop indexed for acme (once per session, copied into this test's database)."""
+    snapshots.load_repos("mcp_navigation_attacks_shop", {"shop": ("acme", FILES)}, dsn, make_repo)
+    return make_repo.folder / "shop"
 
 
 def _stdio(dsn, cwd, calls):

@@ -38,8 +38,13 @@ def _files(tenant: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def two(db, dsn, make_repo):
-    """{tenant: id}; acme's 'shared' at HEAD (the default ref) and at 'feature'."""
+def two(dsn, make_repo, snapshots):
+    """{tenant: id}; acme's 'shared' at HEAD (the default ref) and at 'feature' (indexed
+    once per session, copied into this test's database)."""
+    return snapshots.load("navigation_attacks", _index_two, dsn, make_repo)
+
+
+def _index_two(dsn: str, make_repo) -> dict[str, int]:
     ids = {}
     for tenant in ("acme", "globex"):
         root = make_repo(_files(tenant), name=f"{tenant}-shared")
@@ -61,9 +66,9 @@ def two(db, dsn, make_repo):
                     embed=False,
                     show_progress=False,
                 )
-        ids[tenant] = db.execute(
-            "select id from codesift.tenants where name = %s", (tenant,)
-        ).fetchone()[0]
+            ids[tenant] = conn.execute(
+                "select id from codesift.tenants where name = %s", (tenant,)
+            ).fetchone()[0]
     return ids
 
 
