@@ -45,14 +45,27 @@ def _spans(text: str) -> dict[str, tuple[int, int]]:
 
 
 @pytest.fixture
-def many(db, dsn, make_repo):
-    files = {
-        "pkg/__init__.py": "",
-        "pkg/core.py": CORE_BASE,
-        "tests/test_a.py": _tests("a", TESTS_A),
-        "tests/test_b.py": _tests("b", TESTS_B),
-    }
-    root = make_repo(files, name="many")
+def many(db, dsn, make_repo, snapshots):
+    """many at tags base and head for t1 (indexed once per session, copied into this
+    test's database): (tenant id, {(test file, test name): span})."""
+    snapshots.load("diff_listing", _index_many, dsn, make_repo)
+    spans = {}
+    for path in ("tests/test_a.py", "tests/test_b.py"):
+        spans.update({(path, n): s for n, s in _spans(MANY[path]).items()})
+    tenant = db.execute("select id from codesift.tenants where name = 't1'").fetchone()[0]
+    return tenant, spans
+
+
+MANY = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": CORE_BASE,
+    "tests/test_a.py": _tests("a", TESTS_A),
+    "tests/test_b.py": _tests("b", TESTS_B),
+}
+
+
+def _index_many(dsn, make_repo) -> None:
+    root = make_repo(MANY, name="many")
     git(root, "tag", "base")
     write_files(root, {"pkg/core.py": CORE_HEAD})
     commit(root, "target adds two")
@@ -62,11 +75,6 @@ def many(db, dsn, make_repo):
             index_repository(
                 conn, root, name="many", tenant="t1", ref=ref, embed=False, show_progress=False
             )
-    spans = {}
-    for path in ("tests/test_a.py", "tests/test_b.py"):
-        spans.update({(path, n): s for n, s in _spans(files[path]).items()})
-    tenant = db.execute("select id from codesift.tenants where name = 't1'").fetchone()[0]
-    return tenant, spans
 
 
 def _context(conn, budget):

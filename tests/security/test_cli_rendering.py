@@ -30,7 +30,14 @@ def _cli(dsn, *args):
 
 
 @pytest.fixture
-def indexed(dsn, make_repo):
+def indexed(dsn, make_repo, snapshots):
+    """app indexed by each tenant through the CLI (once per session, copied into this
+    test's database)."""
+    snapshots.load("cli_rendering", _index_app, dsn, make_repo)
+    return make_repo.folder / "app"
+
+
+def _index_app(dsn, make_repo) -> None:
     root = make_repo(
         {
             "pages/[id].py": "def render_identifier_page(ident):\n    return ident\n",
@@ -45,7 +52,6 @@ def indexed(dsn, make_repo):
     for tenant in TENANTS:
         result = _cli(dsn, "index", str(root), "--tenant", tenant, "--no-embed")
         assert result.returncode == 0, result.stderr
-    return root
 
 
 def test_paths_that_look_like_markup_print_exactly(dsn, indexed):
