@@ -8,6 +8,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.pq import TransactionStatus
 
 from .errors import ConnectionFailed
 
@@ -71,7 +72,6 @@ def connect(dsn: str | None = None, **kwargs) -> psycopg.Connection:
 
 
 LOADER_ROLE = "codesift_loader"
-ACTIVE = psycopg.pq.TransactionStatus.ACTIVE
 
 
 @contextmanager
@@ -97,8 +97,8 @@ def acting_as_loader(conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
     finally:
         # a command still in flight (an interrupt cut it short): only closing ends it
         status = conn.info.transaction_status
-        if switch and not conn.closed and not conn.broken and status != ACTIVE:
-            if status == psycopg.pq.TransactionStatus.INERROR:
+        if switch and not conn.closed and not conn.broken and status != TransactionStatus.ACTIVE:
+            if status == TransactionStatus.INERROR:
                 conn.rollback()
             conn.execute("reset role")
 
