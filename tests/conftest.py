@@ -1,9 +1,10 @@
 """Fixtures: a real PostgreSQL (CODESIFT_DSN, else the embedded cluster), a
-template database migrated once per session, and a fresh clone of it per test.
+template database migrated once per session, and per test a database in the state of a
+fresh clone of it (each worker's one clone, reset between tests: reusable_database.py).
 
 Sample repositories that many tests index are indexed once per session into a
 snapshot database (a clone of the migrated template); each test gets the snapshot's
-rows copied into its own fresh clone and the repositories copied into its own
+rows copied into its own database and the repositories copied into its own
 folder (`Snapshots.load`), so a test that changes them changes only its copy.
 """
 
@@ -12,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from pytest_postgresql import factories
 from pytest_postgresql.executors import NoopExecutor
 from pytest_postgresql.janitor import DatabaseJanitor
+
+from tests.reusable_database import ReusableDatabase
 
 SERVER = conninfo_to_dict(current_dsn())
 CONNECT = {
@@ -47,8 +51,34 @@ codesift_template = factories.postgresql_noproc(
     **CONNECT, dbname=f"codesift_test_{os.getpid()}", load=[migrate_template]
 )
 blank_server = factories.postgresql_noproc(**CONNECT, dbname=f"codesift_blank_{os.getpid()}")
-postgresql = factories.postgresql("codesift_template")
 blank_postgresql = factories.postgresql("blank_server")
+
+
+@pytest.fixture(scope="session")
+def test_database(codesift_template: NoopExecutor) -> Iterator[ReusableDatabase]:
+    """This worker's test database (dropped at the end of the session).
+    CODESIFT_TEST_FRESH_DATABASES=1 drops it after every test instead of resetting it."""
+    fresh_each_test = os.environ.get("CODESIFT_TEST_FRESH_DATABASES", "") not in ("", "0")
+    database = ReusableDatabase(codesift_template, reuse=not fresh_each_test)
+    yield database
+    if os.environ.get("CODESIFT_TEST_DATABASE_STATS"):
+        print(f"\ntest database: {database.resets} resets, {database.drops} drops", file=sys.stderr)
+    if database.exists:
+        database.drop()
+
+
+@pytest.fixture
+def postgresql(test_database: ReusableDatabase) -> Iterator[psycopg.Connection]:
+    """A superuser connection to a database in the state of a fresh clone of the
+    migrated template; after the test it is reset for the next one, or dropped when a
+    reset cannot restore it (tests/reusable_database.py)."""
+    conn = test_database.open()
+    conn.autocommit = False  # as a new connection from pytest-postgresql's fixture
+    try:
+        yield conn
+    finally:
+        conn.close()
+        test_database.close()
 
 
 def _dsn_of(conn: psycopg.Connection, **overrides) -> str:

@@ -1,0 +1,89 @@
+"""The test database reset (tests/reusable_database.py): what a test leaves behind is
+gone for the next one, and what a reset cannot undo gets the database dropped."""
+
+import os
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from codesift.indexer import index_repository
+
+from tests.reusable_database import ReusableDatabase, capture
+
+
+@pytest.fixture
+def spare(codesift_template) -> Iterator[ReusableDatabase]:
+    """A second reusable database, beside the one the `db` fixture hands out."""
+    database = ReusableDatabase(codesift_template, dbname=f"codesift_reuse_{os.getpid()}")
+    yield database
+    if database.exists:
+        database.drop()
+
+
+def _use(database: ReusableDatabase, *statements: str) -> None:
+    with database.open() as conn:
+        for statement in statements:
+            conn.execute(statement)
+    database.close()
+
+
+def test_a_reset_database_reads_as_a_fresh_clone(spare, make_repo):
+    root = make_repo(
+        {"app.py": "def handler():\n    return helper()\n\n\ndef helper():\n    pass\n"}
+    )
+    with spare.open() as conn:
+        index_repository(conn, root, name="app", tenant="acme", embed=False, show_progress=False)
+        conn.execute("update codesift.settings set value = value || '' where true")
+        conn.execute("select nextval('codesift.mcp_tokens_id_seq')")
+        conn.execute("analyze")
+        conn.execute("delete from codesift.code_references")  # filled and emptied again
+        assert conn.execute("select count(*) from codesift.code_symbols").fetchone()[0] == 2
+    spare.close()
+    assert (spare.resets, spare.drops) == (1, 0)
+    with spare.open() as conn:
+        assert capture(conn) == spare.fresh
+        analyzed = conn.execute(
+            "select count(*) from pg_statistic s join pg_class c on c.oid = s.starelid"
+            " where c.relnamespace = 'codesift'::regnamespace"
+        ).fetchone()[0]
+        assert analyzed == 0
+        tenant = conn.execute("insert into codesift.tenants (name) values ('x') returning id")
+        assert tenant.fetchone()[0] == 1  # the sequences start over
+
+
+def test_sessions_left_open_are_ended_and_database_settings_cleared(spare):
+    with spare.open() as conn:
+        conn.execute(f'alter database "{spare.dbname}" set work_mem = "7MB"')
+    left_open = psycopg.connect(spare._connect().info.dsn, autocommit=True)
+    left_open.execute("insert into codesift.tenants (name) values ('lingering')")
+    spare.close()
+    assert (spare.resets, spare.drops) == (1, 0)
+    with pytest.raises(psycopg.OperationalError):
+        left_open.execute("select 1")
+    with spare.open() as conn:
+        assert conn.execute("show work_mem").fetchone()[0] != "7MB"
+        assert conn.execute("select count(*) from codesift.tenants").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "create table public.left_behind (id int)",
+        "create index on codesift.tenants (lower(name))",
+        "grant select on codesift.tenants to public",
+        "revoke execute on function pg_catalog.now() from public",
+        "alter table codesift.tenants disable row level security",
+        "do $$ begin execute format('alter function %s set work_mem = ''1MB''', (select"
+        " oid::regprocedure from pg_proc where pronamespace = 'codesift'::regnamespace"
+        " order by oid limit 1)); end $$",
+        "create or replace function codesift.sneaky() returns int language sql as 'select 1'",
+        "comment on table codesift.tenants is 'changed'",
+        "alter sequence codesift.tenants_id_seq increment by 2",
+    ],
+)
+def test_a_change_a_reset_cannot_undo_drops_the_database(spare, change):
+    _use(spare, change)
+    assert (spare.resets, spare.drops) == (0, 1)
+    assert not spare.exists
+    with spare.open() as conn:  # a new clone, without the change
+        assert capture(conn) == spare.fresh

@@ -1,0 +1,279 @@
+"""A test database that is put back to its freshly cloned state after a test, so that
+the next test of the same worker reuses it.
+
+Dropping a database forces a checkpoint of the whole cluster and cloning one writes
+the template through the WAL; under parallel workers that cost more than most
+database tests themselves. A reset empties the tables the test filled, puts back the
+template's own rows and sequence positions and forgets statistics. It is refused (and
+the database dropped as before) when the test changed anything a reset does not put
+back: a schema object, a privilege, a setting.
+"""
+
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+from pytest_postgresql.executors import NoopExecutor
+from pytest_postgresql.janitor import DatabaseJanitor
+
+# Everything in the catalogs that a test could change and a reset does not restore.
+# Object OIDs are included: a clone has the template's, so an object dropped and
+# created again under the same name is a change too.
+FINGERPRINT = """
+with rows(line) as (
+  select format('class %s %s %s %s %s %s %s %s %s %s', c.oid, c.relname, c.relnamespace,
+         c.relkind, c.relowner, c.relacl, c.relrowsecurity, c.relforcerowsecurity,
+         c.reloptions, c.relpersistence)
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+   where n.nspname !~ '^pg_(toast_)?temp_'
+  union all
+  select format('attribute %s %s %s %s %s %s %s %s', attrelid, attnum, attname, atttypid,
+         attnotnull, atthasdef, attisdropped, attstattarget)
+    from pg_attribute where attrelid >= 16384
+  union all
+  select format('default %s %s %s', adrelid, adnum, pg_get_expr(adbin, adrelid)) from pg_attrdef
+  union all
+  select format('proc %s %s %s %s %s %s %s %s', oid, proname, pronamespace, proowner, proacl,
+         proconfig, prosecdef, case when oid >= 16384 then md5(prosrc) end)
+    from pg_proc
+  union all
+  select format('namespace %s %s %s %s', oid, nspname, nspowner, nspacl) from pg_namespace
+   where nspname !~ '^pg_(toast_)?temp_'
+  union all
+  select format('constraint %s %s %s %s', oid, conname, conrelid, contype) from pg_constraint
+  union all
+  select format('policy %s %s %s %s %s %s %s', oid, polname, polrelid, polcmd, polroles,
+         pg_get_expr(polqual, polrelid), pg_get_expr(polwithcheck, polrelid))
+    from pg_policy
+  union all
+  select format('trigger %s %s %s %s', oid, tgname, tgrelid, tgenabled) from pg_trigger
+  union all
+  select format('rewrite %s %s %s', oid, ev_class, md5(ev_action::text)) from pg_rewrite
+   where oid >= 16384
+  union all
+  select format('type %s %s %s', oid, typname, typnamespace) from pg_type where oid >= 16384
+  union all
+  select format('extension %s %s %s', extname, extversion, extconfig) from pg_extension
+  union all
+  select format('sequence %s %s %s %s %s %s', seqrelid, seqincrement, seqmin, seqmax, seqstart,
+         seqcycle) from pg_sequence
+  union all
+  select format('default acl %s', d.*) from pg_default_acl d
+  union all
+  select format('description %s %s %s', objoid, objsubid, md5(description)) from pg_description
+   where objoid >= 16384
+  union all
+  select format('setting %s %s', setrole, setconfig) from pg_db_role_setting
+   where setdatabase = (select oid from pg_database where datname = current_database())
+  union all
+  select format('database %s %s %s %s', datacl, datallowconn, datconnlimit, datistemplate)
+    from pg_database where datname = current_database()
+  union all
+  select format('largeobjects %s', count(*)) from pg_largeobject_metadata
+  union all
+  select format('publications %s', count(*)) from pg_publication
+  union all
+  select format('event triggers %s', count(*)) from pg_event_trigger
+)
+select md5(string_agg(line, E'\\n' order by line)) from rows
+"""
+
+TABLES = """
+select c.relname::text, array_agg(a.attname::text order by a.attnum)
+  from pg_class c join pg_attribute a on a.attrelid = c.oid
+ where c.relnamespace = 'codesift'::regnamespace and c.relkind in ('r', 'p')
+   and a.attnum > 0 and not a.attisdropped and a.attgenerated = ''
+ group by c.relname order by c.relname
+"""
+
+# A table that held rows at some point has pages (VACUUM truncates an emptied one).
+USED_TABLES = """
+select relname::text from pg_class
+ where relnamespace = 'codesift'::regnamespace and relkind = 'r' and pg_relation_size(oid) > 0
+"""
+
+COUNTS = """
+select jsonb_object_agg(relname, (xpath('/row/n/text()',
+       query_to_xml(format('select count(*) as n from only codesift.%I', relname), false, true, '')
+       ))[1]::text::int)
+  from pg_class where relnamespace = 'codesift'::regnamespace and relkind = 'r'
+"""
+
+PLANNER_SIZES = """
+select oid::int, relpages, reltuples, relallvisible from pg_class
+ where relnamespace = 'codesift'::regnamespace order by oid
+"""
+
+SEQUENCES = "select sequencename::text from pg_sequences where schemaname = 'codesift' order by 1"
+
+
+@dataclass
+class Fresh:
+    """A freshly cloned database's state, as far as a reset restores and checks it."""
+
+    fingerprint: str
+    tables: list[tuple[str, list[str]]]  # (table, its stored columns)
+    rows: dict[str, bytes]  # binary COPY of the tables the template fills
+    sequences: list[tuple[str, int, bool]]  # (sequence, last_value, is_called)
+    counts: dict[str, int]  # rows per table
+    planner_sizes: list[tuple[int, int, float, int]]  # (oid, relpages, reltuples, relallvisible)
+
+
+class ReusableDatabase:
+    """A worker's test database: a clone of the migrated template, reset between tests."""
+
+    def __init__(
+        self, template: NoopExecutor, reuse: bool = True, dbname: str | None = None
+    ) -> None:
+        self.template = template  # its template_dbname is the one cloned
+        self.dbname = dbname or template.dbname
+        self.reuse = reuse
+        self.fresh: Fresh | None = None  # the same for every clone of the template
+        self.exists = False
+        self.resets = self.drops = 0
+
+    def open(self) -> psycopg.Connection:
+        """A superuser connection to the database in its freshly cloned state."""
+        if not self.exists:
+            janitor = self._janitor()
+            janitor.drop()
+            janitor.init()
+            self.exists = True
+            if self.fresh is None:
+                with self._connect() as conn:
+                    self.fresh = capture(conn)
+        return self._connect()
+
+    def close(self) -> None:
+        """After a test: reset the database for the next one, else drop it."""
+        if not self.exists:
+            return
+        try:
+            reusable = self.reuse and self._reset()
+        except psycopg.Error:
+            reusable = False
+        if reusable:
+            self.resets += 1
+        else:
+            self.drop()
+
+    def drop(self) -> None:
+        self._janitor().drop()
+        self.exists = False
+        self.drops += 1
+
+    def _reset(self) -> bool:
+        with self._janitor().cursor() as cur:  # on the maintenance database
+            cur.execute(
+                "select pg_terminate_backend(pid, 10000) from pg_stat_activity"
+                " where datname = %s and pid <> pg_backend_pid()",
+                (self.dbname,),
+            )
+            cur.execute(sql.SQL("alter database {} reset all").format(sql.Identifier(self.dbname)))
+        assert self.fresh is not None
+        with self._connect() as conn:
+            return reset(conn, self.fresh)
+
+    def _connect(self) -> psycopg.Connection:
+        t = self.template
+        return psycopg.connect(
+            host=t.host,
+            port=t.port,
+            user=t.user,
+            password=t.password,
+            dbname=self.dbname,
+            options=t.options,
+            autocommit=True,
+        )
+
+    def _janitor(self) -> DatabaseJanitor:
+        t = self.template
+        return DatabaseJanitor(
+            user=t.user,
+            host=t.host,
+            port=t.port,
+            dbname=self.dbname,
+            template_dbname=t.template_dbname,
+            password=t.password,
+            maintenance_dbname=t.maintenance_dbname,
+        )
+
+
+def capture(conn: psycopg.Connection) -> Fresh:
+    """Read the state a reset must restore from a database cloned a moment ago."""
+    tables = [(t, list(cols)) for t, cols in conn.execute(TABLES).fetchall()]
+    rows = {}
+    for table, cols in tables:
+        name = sql.Identifier("codesift", table)
+        if conn.execute(sql.SQL("select exists (select from only {})").format(name)).fetchone()[0]:
+            read = sql.SQL("copy (select {} from only {}) to stdout (format binary)")
+            with conn.cursor().copy(read.format(_columns(cols), name)) as copy:
+                rows[table] = b"".join(bytes(block) for block in copy)
+    sequences = [(s, *_position(conn, s)) for (s,) in conn.execute(SEQUENCES).fetchall()]
+    counts = dict(conn.execute(COUNTS).fetchone()[0] or {})
+    sizes = [tuple(row) for row in conn.execute(PLANNER_SIZES).fetchall()]
+    return Fresh(_fingerprint(conn), tables, rows, sequences, counts, sizes)
+
+
+def reset(conn: psycopg.Connection, fresh: Fresh) -> bool:
+    """Put a database back to `fresh`, or return False when that is not possible
+    (the caller then drops it). `conn`: a superuser connection in autocommit, the only
+    session on the database."""
+    if _fingerprint(conn) != fresh.fingerprint:
+        return False
+    # DELETE and VACUUM rather than TRUNCATE: truncating builds every index of the
+    # table again, and each build syncs its new file to disk.
+    used = {t for (t,) in conn.execute(USED_TABLES).fetchall()}
+    filled = [(t, cols) for t, cols in fresh.tables if t in used or t in fresh.rows]
+    with conn.transaction():
+        conn.execute("set local session_replication_role = replica")  # no triggers
+        for table, cols in filled:
+            name = sql.Identifier("codesift", table)
+            conn.execute(sql.SQL("delete from only {}").format(name))
+            if table in fresh.rows:
+                write = sql.SQL("copy {} ({}) from stdin (format binary)")
+                with conn.cursor().copy(write.format(name, _columns(cols))) as copy:
+                    copy.write(fresh.rows[table])
+        for sequence, last_value, is_called in fresh.sequences:
+            name = f"codesift.{sequence}"
+            conn.execute("select setval(%s::regclass, %s, %s)", (name, last_value, is_called))
+    if filled:  # dead rows out of the indexes too (an HNSW scan would still visit them)
+        names = sql.SQL(", ").join(sql.Identifier("codesift", t) for t, _ in filled)
+        conn.execute(sql.SQL("vacuum {}").format(names))
+    with conn.transaction():  # what the planner knew of a fresh clone, and no more
+        conn.execute(
+            "update pg_class c set relpages = f.relpages, reltuples = f.reltuples,"
+            " relallvisible = f.relallvisible"
+            " from unnest(%s::oid[], %s::int[], %s::real[], %s::int[])"
+            " as f(oid, relpages, reltuples, relallvisible) where c.oid = f.oid",
+            [list(column) for column in zip(*fresh.planner_sizes, strict=True)],
+        )
+        conn.execute(
+            "delete from pg_statistic where starelid in"
+            " (select oid from pg_class where relnamespace = 'codesift'::regnamespace)"
+        )
+    conn.execute("select pg_stat_reset()")
+    return _matches(conn, fresh)
+
+
+def _matches(conn: psycopg.Connection, fresh: Fresh) -> bool:
+    positions = [(s, *_position(conn, s)) for s, _, _ in fresh.sequences]
+    counts = dict(conn.execute(COUNTS).fetchone()[0] or {})
+    expected = {t: n for t, n in fresh.counts.items() if n}
+    return positions == fresh.sequences and {t: n for t, n in counts.items() if n} == expected
+
+
+def _position(conn: psycopg.Connection, sequence: str) -> tuple[int, bool]:
+    query = sql.SQL("select last_value, is_called from {}").format(
+        sql.Identifier("codesift", sequence)
+    )
+    last_value, is_called = conn.execute(query).fetchone()
+    return int(last_value), bool(is_called)
+
+
+def _fingerprint(conn: psycopg.Connection) -> str:
+    return str(conn.execute(FINGERPRINT).fetchone()[0])
+
+
+def _columns(cols: list[str]) -> sql.Composable:
+    return sql.SQL(", ").join(map(sql.Identifier, cols))
