@@ -6,6 +6,7 @@ HTTP (httpx2), a real database; states are polled for, nothing is timed."""
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -38,8 +39,10 @@ class Server:
     port: int
     log: Path
 
+    kept: str | None = None  # the log once the server is gone (its folder is removed)
+
     def stderr(self) -> str:
-        return self.log.read_text(errors="replace")
+        return self.log.read_text(errors="replace") if self.kept is None else self.kept
 
     def log_lines(self) -> list[dict]:
         """The JSON lines of the request log."""
@@ -82,17 +85,18 @@ def observed_server(
             stdout=subprocess.DEVNULL,
             stderr=errors,
         )
+    server = Server(
+        f"http://127.0.0.1:{port}",
+        f"http://127.0.0.1:{metrics_port}/metrics" if metrics else None,
+        proc,
+        port,
+        log,
+    )
     try:
         _wait_port(port, proc, log)
         if metrics:
             _wait_port(metrics_port, proc, log)
-        yield Server(
-            f"http://127.0.0.1:{port}",
-            f"http://127.0.0.1:{metrics_port}/metrics" if metrics else None,
-            proc,
-            port,
-            log,
-        )
+        yield server
     finally:
         if proc.poll() is None:
             proc.terminate()
@@ -101,6 +105,8 @@ def observed_server(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        server.kept = server.stderr()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _poll(condition, what: str):
