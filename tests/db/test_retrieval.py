@@ -453,7 +453,9 @@ def test_only_the_best_oversized_files_are_split(db, dsn, make_repo):
     files = {f"crawl/part{n:02d}.py": f"# crawler part {n}\n{body}" for n in range(15)}
     root = make_repo(files, name="crawler")
     with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="crawler", tenant="acme", show_progress=False)
+        index_repository(
+            conn, root, name="crawler", tenant="acme", embed=False, show_progress=False
+        )
     _act_as(db, "acme")
     rows = db.execute(
         "select path, decision from explain_context('fetch page download url retries',"
