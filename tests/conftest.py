@@ -30,7 +30,7 @@ from pytest_postgresql import factories
 from pytest_postgresql.executors import NoopExecutor
 from pytest_postgresql.janitor import DatabaseJanitor
 
-from tests.reusable_database import ReusableDatabase
+from tests.reusable_database import ReusableDatabase, clone_janitor
 
 SERVER = conninfo_to_dict(current_dsn())
 CONNECT = {
@@ -200,16 +200,7 @@ class Snapshots:
         )
 
     def _janitor(self, dbname: str) -> DatabaseJanitor:
-        t = self.template
-        return DatabaseJanitor(
-            user=t.user,
-            host=t.host,
-            port=t.port,
-            dbname=dbname,
-            template_dbname=t.template_dbname,
-            maintenance_dbname=t.maintenance_dbname,
-            password=t.password,
-        )
+        return clone_janitor(self.template, dbname)
 
     def _build(self, key: str, index: Callable[[str, RepoMaker], Any]) -> Snapshot:
         dbname = f"codesift_snap_{os.getpid()}_{re.sub(r'[^a-z0-9_]', '_', key.lower())}"[:63]

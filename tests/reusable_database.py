@@ -187,16 +187,21 @@ class ReusableDatabase:
         )
 
     def _janitor(self) -> DatabaseJanitor:
-        t = self.template
-        return DatabaseJanitor(
-            user=t.user,
-            host=t.host,
-            port=t.port,
-            dbname=self.dbname,
-            template_dbname=t.template_dbname,
-            password=t.password,
-            maintenance_dbname=t.maintenance_dbname,
-        )
+        return clone_janitor(self.template, self.dbname)
+
+
+def clone_janitor(template: NoopExecutor, dbname: str) -> DatabaseJanitor:
+    """Creates (init) and drops database `dbname` as a clone of the template's template."""
+    t = template
+    return DatabaseJanitor(
+        user=t.user,
+        host=t.host,
+        port=t.port,
+        dbname=dbname,
+        template_dbname=t.template_dbname,
+        maintenance_dbname=t.maintenance_dbname,
+        password=t.password,
+    )
 
 
 def capture(conn: psycopg.Connection) -> Fresh:
