@@ -175,9 +175,10 @@ if [ "${1:-}" = --server ]; then exit 0; fi
 install_venv
 install_server_python
 # Byte-code for codesift's own modules, which nothing else compiles ahead: each new
-# database connection imports plpython/ with the server's python3 and each CLI process
-# imports loader/, and with PYTHONDONTWRITEBYTECODE set (or a server that may not write
-# here) they would compile them again every time. Up-to-date files are skipped; a file
-# that does not compile is named here and left to fail where it is imported.
+# database connection imports plpython/ with the server's python3, each CLI process
+# loader/ and plpython/ with the venv's (perhaps another version); with
+# PYTHONDONTWRITEBYTECODE set (or a server that may not write here) they would compile
+# them again every time. Up-to-date files are skipped; a file that does not compile is
+# named here and left to fail where it is imported.
 /usr/bin/python3 -m compileall -q plpython || true
-.venv/bin/python -m compileall -q loader || true
+.venv/bin/python -m compileall -q loader plpython || true
