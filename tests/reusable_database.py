@@ -131,6 +131,7 @@ class ReusableDatabase:
         self.fresh: Fresh | None = None  # the same for every clone of the template
         self.exists = False
         self.resets = self.drops = 0
+        self.terminate_ms = 10_000  # how long a session left open may take to end
 
     def open(self) -> psycopg.Connection:
         """A superuser connection to the database in its freshly cloned state."""
@@ -165,10 +166,13 @@ class ReusableDatabase:
     def _reset(self) -> bool:
         with self._janitor().cursor() as cur:  # on the maintenance database
             cur.execute(
-                "select pg_terminate_backend(pid, 10000) from pg_stat_activity"
+                "select bool_and(pg_terminate_backend(pid, %s)) from pg_stat_activity"
                 " where datname = %s and pid <> pg_backend_pid()",
-                (self.dbname,),
+                (self.terminate_ms, self.dbname),
             )
+            row = cur.fetchone()
+            if row is not None and row[0] is False:  # a session outlived it: it could write on
+                return False
             cur.execute(sql.SQL("alter database {} reset all").format(sql.Identifier(self.dbname)))
         assert self.fresh is not None
         with self._connect() as conn:

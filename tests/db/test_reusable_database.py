@@ -2,6 +2,8 @@
 gone for the next one, and what a reset cannot undo gets the database dropped."""
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -63,6 +65,33 @@ def test_sessions_left_open_are_ended_and_database_settings_cleared(spare):
     with spare.open() as conn:
         assert conn.execute("show work_mem").fetchone()[0] != "7MB"
         assert conn.execute("select count(*) from codesift.tenants").fetchone()[0] == 0
+
+
+def test_a_session_that_outlives_its_termination_gets_the_database_dropped(spare):
+    spare.open().close()
+    spare.terminate_ms = 200
+    busy = psycopg.connect(spare._connect().info.dsn, autocommit=True)
+    # PL/Python does not see the termination until its code returns
+    sleeper = threading.Thread(
+        target=lambda: _ignore_errors(
+            busy.execute, "do $$ import time; time.sleep(3) $$ language plpython3u"
+        )
+    )
+    sleeper.start()
+    try:
+        time.sleep(0.5)
+        spare.close()
+        assert (spare.resets, spare.drops) == (0, 1)
+    finally:
+        sleeper.join()
+        busy.close()
+
+
+def _ignore_errors(call, *args):
+    try:
+        call(*args)
+    except psycopg.Error:
+        pass
 
 
 @pytest.mark.parametrize(
