@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from pytest_postgresql import factories
 from pytest_postgresql.executors import NoopExecutor
 from pytest_postgresql.janitor import DatabaseJanitor
 
-from tests.reusable_database import ReusableDatabase, clone_janitor
+from tests.reusable_database import ReusableDatabase, clone_janitor, state, table_columns
 
 SERVER = conninfo_to_dict(current_dsn())
 CONNECT = {
@@ -61,8 +60,6 @@ def test_database(codesift_template: NoopExecutor) -> Iterator[ReusableDatabase]
     fresh_each_test = os.environ.get("CODESIFT_TEST_FRESH_DATABASES", "") not in ("", "0")
     database = ReusableDatabase(codesift_template, reuse=not fresh_each_test)
     yield database
-    if os.environ.get("CODESIFT_TEST_DATABASE_STATS"):
-        print(f"\ntest database: {database.resets} resets, {database.drops} drops", file=sys.stderr)
     if database.exists:
         database.drop()
 
@@ -213,17 +210,18 @@ class Snapshots:
         folder.mkdir()
         dsn = self._dsn(dbname)
         with psycopg.connect(dsn) as conn:
-            fresh = _state(conn)
+            fresh = state(conn)
         value = index(dsn, RepoMaker(folder))
         with psycopg.connect(dsn) as conn:
-            empty = {t for (t, n) in fresh[0] if n == 0}
-            tables = [(t, cols) for t, cols in _tables(conn) if _count(conn, t) or t not in empty]
+            empty = {t for t, n in fresh[0].items() if n == 0}
+            counts = state(conn)[0]
+            tables = [(t, cols) for t, cols in table_columns(conn) if counts[t] or t not in empty]
         snap = self.built[key] = Snapshot(dbname, folder, value, fresh, tables)
         return snap
 
     def _restore(self, snap: Snapshot, dsn: str, folder: Path) -> bool:
         with psycopg.connect(self._dsn(snap.dbname)) as src, psycopg.connect(dsn) as dst:
-            if _state(dst) != snap.fresh:
+            if state(dst) != snap.fresh:
                 return False
             dst.execute("set session_replication_role = replica")  # no triggers, no FK checks
             for table, cols in snap.tables:
@@ -262,34 +260,6 @@ def _index_repos(dsn: str, make_repo, repos: dict[str, tuple[str, dict[str, str]
         for name, (tenant, files) in repos.items():
             root = make_repo(files, name=name)
             index_repository(conn, root, name=name, tenant=tenant, embed=False, show_progress=False)
-
-
-def _tables(conn: psycopg.Connection) -> list[tuple[str, list[str]]]:
-    """The codesift schema's tables and their stored (not generated) columns."""
-    return conn.execute(
-        "select c.relname, array_agg(a.attname::text order by a.attnum)"
-        " from pg_class c join pg_namespace n on n.oid = c.relnamespace"
-        " join pg_attribute a on a.attrelid = c.oid"
-        " where n.nspname = 'codesift' and c.relkind = 'r'"
-        " and a.attnum > 0 and not a.attisdropped and a.attgenerated = ''"
-        " group by c.relname order by c.relname"
-    ).fetchall()
-
-
-def _count(conn: psycopg.Connection, table: str) -> int:
-    query = sql.SQL("select count(*) from only codesift.{}").format(sql.Identifier(table))
-    row = conn.execute(query).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-def _state(conn: psycopg.Connection) -> tuple:
-    """Rows per table and sequence positions: equal for every fresh clone of the template."""
-    counts = tuple((t, _count(conn, t)) for t, _ in _tables(conn))
-    sequences = conn.execute(
-        "select sequencename, last_value from pg_sequences where schemaname = 'codesift' order by 1"
-    ).fetchall()
-    return counts, tuple(sequences)
 
 
 @pytest.fixture(scope="session")

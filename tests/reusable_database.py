@@ -81,7 +81,7 @@ select md5(string_agg(line, E'\\n' order by line)) from rows
 TABLES = """
 select c.relname::text, array_agg(a.attname::text order by a.attnum)
   from pg_class c join pg_attribute a on a.attrelid = c.oid
- where c.relnamespace = 'codesift'::regnamespace and c.relkind in ('r', 'p')
+ where c.relnamespace = 'codesift'::regnamespace and c.relkind = 'r'
    and a.attnum > 0 and not a.attisdropped and a.attgenerated = ''
  group by c.relname order by c.relname
 """
@@ -92,6 +92,7 @@ select relname::text from pg_class
  where relnamespace = 'codesift'::regnamespace and relkind = 'r' and pg_relation_size(oid) > 0
 """
 
+# rows per table in one statement (each count run by query_to_xml)
 COUNTS = """
 select jsonb_object_agg(relname, (xpath('/row/n/text()',
        query_to_xml(format('select count(*) as n from only codesift.%I', relname), false, true, '')
@@ -208,9 +209,21 @@ def clone_janitor(template: NoopExecutor, dbname: str) -> DatabaseJanitor:
     )
 
 
+def table_columns(conn: psycopg.Connection) -> list[tuple[str, list[str]]]:
+    """The codesift schema's tables and their stored (not generated) columns."""
+    return [(t, list(cols)) for t, cols in conn.execute(TABLES).fetchall()]
+
+
+def state(conn: psycopg.Connection) -> tuple[dict[str, int], list[tuple[str, int, bool]]]:
+    """Rows per table and sequence positions: equal for every fresh clone of the template."""
+    counts = dict(conn.execute(COUNTS).fetchone()[0] or {})
+    sequences = [(s, *_position(conn, s)) for (s,) in conn.execute(SEQUENCES).fetchall()]
+    return counts, sequences
+
+
 def capture(conn: psycopg.Connection) -> Fresh:
     """Read the state a reset must restore from a database cloned a moment ago."""
-    tables = [(t, list(cols)) for t, cols in conn.execute(TABLES).fetchall()]
+    tables = table_columns(conn)
     rows = {}
     for table, cols in tables:
         name = sql.Identifier("codesift", table)
@@ -218,8 +231,7 @@ def capture(conn: psycopg.Connection) -> Fresh:
             read = sql.SQL("copy (select {} from only {}) to stdout (format binary)")
             with conn.cursor().copy(read.format(_columns(cols), name)) as copy:
                 rows[table] = b"".join(bytes(block) for block in copy)
-    sequences = [(s, *_position(conn, s)) for (s,) in conn.execute(SEQUENCES).fetchall()]
-    counts = dict(conn.execute(COUNTS).fetchone()[0] or {})
+    counts, sequences = state(conn)
     sizes = [tuple(row) for row in conn.execute(PLANNER_SIZES).fetchall()]
     return Fresh(_fingerprint(conn), tables, rows, sequences, counts, sizes)
 
@@ -262,14 +274,7 @@ def reset(conn: psycopg.Connection, fresh: Fresh) -> bool:
             " (select oid from pg_class where relnamespace = 'codesift'::regnamespace)"
         )
     conn.execute("select pg_stat_reset()")
-    return _matches(conn, fresh)
-
-
-def _matches(conn: psycopg.Connection, fresh: Fresh) -> bool:
-    positions = [(s, *_position(conn, s)) for s, _, _ in fresh.sequences]
-    counts = dict(conn.execute(COUNTS).fetchone()[0] or {})
-    expected = {t: n for t, n in fresh.counts.items() if n}
-    return positions == fresh.sequences and {t: n for t, n in counts.items() if n} == expected
+    return state(conn) == (fresh.counts, fresh.sequences)
 
 
 def _position(conn: psycopg.Connection, sequence: str) -> tuple[int, bool]:
