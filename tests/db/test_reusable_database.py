@@ -67,6 +67,22 @@ def test_sessions_left_open_are_ended_and_database_settings_cleared(spare):
         assert conn.execute("select count(*) from codesift.tenants").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("reusable", [True, False], ids=["reset", "dropped"])
+def test_the_next_test_has_a_database_the_last_ones_processes_cannot_reach(spare, reusable):
+    """A process the last test left running (a git hook's background index) that connects
+    afterwards with that test's DSN finds no database, reset or dropped."""
+    with spare.open() as conn:
+        last_dsn = conn.info.dsn
+        if not reusable:
+            conn.execute("create table public.left_behind (id int)")
+    spare.close()
+    assert (spare.resets, spare.drops) == ((1, 0) if reusable else (0, 1))
+    with spare.open() as conn:
+        assert conn.info.dbname != psycopg.conninfo.conninfo_to_dict(last_dsn)["dbname"]
+    with pytest.raises(psycopg.OperationalError, match="does not exist"):
+        psycopg.connect(last_dsn)
+
+
 def test_a_session_that_outlives_its_termination_gets_the_database_dropped(spare):
     spare.open().close()
     spare.terminate_ms = 200
