@@ -12,8 +12,7 @@ Every place in the code a tool prints, in its text and its rows, is a citation
 path takes one back, as printed, with or without its lines, or as 'repo/path' or a bare path.
 
 TOOLS is read by ToolServer (the MCP server's tools, version, capabilities and error
-messages), by setup_clients (the AGENTS.md block `codesift setup --agents-md` writes:
-`Tool.agents`), and by the tests that check the README's list of tools and the table in
+messages), and by the tests that check the README's list of tools and the table in
 docs/interfaces.md against it.
 """
 
@@ -48,6 +47,7 @@ from .console import visible
 from .impact import context_text, impact_lines
 from .outline import outline_lines
 from .references import callee_lines, caller_lines, reference_lines
+from .tool_guide import WHEN_TO_CALL
 
 if TYPE_CHECKING:
     from .mcp_settings import Settings
@@ -1201,14 +1201,13 @@ def _sync_index(settings: Settings, path: str, name: str | None, worktree: bool)
 class Tool:
     """One MCP tool: `fn` is the tool (its name, description and parameters), `title` its
     name for people, `output` the model of its structured result, `calls` the stored
-    function it calls (None: it runs the loader's indexing instead), `agents` when to call
-    it, as the AGENTS.md block `codesift setup --agents-md` says."""
+    function it calls (None: it runs the loader's indexing instead); `agents` is when to
+    call it, as the AGENTS.md block `codesift setup --agents-md` says (tool_guide)."""
 
     fn: Callable[..., Awaitable[CallToolResult]]
     title: str
     output: type[BaseModel]
     calls: str | None
-    agents: str
     writes: bool = False  # annotated read-only unless it writes to the index
     stdio_only: bool = False  # writing to the index from a shared HTTP server is not an
     # agent's job
@@ -1216,6 +1215,10 @@ class Tool:
     @property
     def name(self) -> str:
         return self.fn.__name__
+
+    @property
+    def agents(self) -> str:
+        return WHEN_TO_CALL[self.name]
 
     @property
     def annotations(self) -> ToolAnnotations:
@@ -1250,99 +1253,78 @@ TOOLS: tuple[Tool, ...] = (
         title="Search code",
         output=_output("SearchCodeResult", SearchRow),
         calls="pack_context",
-        agents='a question about the code ("where are retries configured?") returns the '
-        "relevant code with `repo:path:start-end` citations. Use it before grep or opening "
-        "many files.",
     ),
     Tool(
         find_symbol,
         title="Find a definition",
         output=_output("FindSymbolResult", SymbolRow),
         calls="find_symbol",
-        agents="the definition of a function, class or method you can name (exact).",
     ),
     Tool(
         related_files,
         title="Related files",
         output=_output("RelatedFilesResult", RelatedRow),
         calls="related_files",
-        agents="what a file imports, what imports it, its tests and what changes with it: "
-        "call it before changing a file (a citation works as its path).",
     ),
     Tool(
         outline,
         title="Outline a file",
         output=_output("OutlineResult", OutlineRow),
         calls="file_outline",
-        agents="a file's definitions in order, nested, with lines and signatures: read it "
-        "before opening a whole file, then read only the lines you need.",
     ),
     Tool(
         repo_map,
         title="Map a repository",
         output=_output("RepoMapResult", MapRow),
         calls="repo_map",
-        agents="the most central files of a repository or folder with their outlines: "
-        "call it first in code you do not know yet.",
     ),
     Tool(
         find_references,
         title="Find references",
         output=_output("FindReferencesResult", ReferenceRow),
         calls="find_references",
-        agents="every use of a definition (a name, or a citation of it): call it before "
-        "renaming or changing one, instead of grep.",
     ),
     Tool(
         callers,
         title="Callers",
         output=_output("CallersResult", CallerRow),
         calls="callers",
-        agents="the definitions that call a function or method, with the lines of the calls.",
     ),
     Tool(
         callees,
         title="Callees",
         output=_output("CalleesResult", CalleeRow),
         calls="callees",
-        agents="what a function or method calls, each name with where it is defined.",
     ),
     Tool(
         impact,
         title="Impact",
         output=_output("ImpactResult", ImpactRow),
         calls="impact",
-        agents="what depends on a definition or a file (callers, importers, co-changes) and "
-        "the tests that reach it: call it before changing one, to know what to re-check.",
     ),
     Tool(
         diff_context,
         title="Diff context",
         output=_output("DiffContextResult", DiffContextRow),
         calls="diff_context",
-        agents="a change's definitions, their callers and the tests that reach them, packed "
-        "with citations (two indexed refs, or a git diff): review a change or fix what it broke.",
     ),
     Tool(
         explain_search,
         title="Explain a search",
         output=_output("ExplainSearchResult", ExplainRow),
         calls="explain_context",
-        agents="why search_code ranked what it did, when it missed something.",
     ),
     Tool(
         list_repositories,
         title="List repositories",
         output=_output("ListRepositoriesResult", RepositoryRow),
         calls="repository_status",
-        agents="the indexed repositories and whether their index is stale.",
     ),
     Tool(
         sync_index,
         title="Re-index the checkout",
         output=_output("SyncIndexResult", SyncRow),
         calls=None,
-        agents="re-index after you edited files, when results look stale.",
         writes=True,
         stdio_only=True,
     ),

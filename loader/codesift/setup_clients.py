@@ -64,6 +64,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from . import db
 from .errors import CodesiftError, ConnectionFailed
+from .tool_guide import WHEN_TO_CALL
 
 SERVER = "codesift"
 CLIENTS = ("claude-code", "cursor", "vscode", "codex", "continue")
@@ -80,20 +81,17 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def agents_block() -> str:
-    """The AGENTS.md block on when to call which tool: one item per tool of the server
-    (mcp_tools.TOOLS), in its order. (Imported here, not above: the MCP SDK takes most of
-    a second to import, and only --agents-md needs it.)"""
-    from .mcp_tools import TOOLS
-
+    """The AGENTS.md block on when to call which tool: one item per tool of the server, in
+    its order (tool_guide)."""
     items = "\n".join(
         textwrap.fill(
-            f"- `{tool.name}`: {tool.agents}",
+            f"- `{name}`: {when}",
             width=90,
             subsequent_indent="  ",
             break_long_words=False,
             break_on_hyphens=False,
         )
-        for tool in TOOLS
+        for name, when in WHEN_TO_CALL.items()
     )
     return (
         f"{AGENTS_BEGIN}\n## Code search (codesift MCP server)\n\n"

@@ -1,11 +1,14 @@
 """The docs that list the MCP tools cannot drift from the one list the server registers
-(codesift.mcp_tools.TOOLS): the README's list of tools, and the table of docs/interfaces.md
-that maps the CLI commands, MCP tools and SQL functions to each other."""
+(codesift.mcp_tools.TOOLS): the README's list of tools, the table of docs/interfaces.md
+that maps the CLI commands, MCP tools and SQL functions to each other, and the AGENTS.md
+block of `codesift setup --agents-md` (codesift.tool_guide, kept apart from the MCP SDK)."""
 
 import re
 from pathlib import Path
 
 from codesift.mcp_tools import TOOLS
+from codesift.setup_clients import agents_block
+from codesift.tool_guide import WHEN_TO_CALL
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -47,6 +50,13 @@ def _table(doc: Path) -> list[dict[str, str]]:
 
 def test_the_readme_lists_the_servers_tools_in_order():
     assert _readme_tools() == [tool.name for tool in TOOLS]
+
+
+def test_the_agents_block_names_every_tool_in_order_and_when_to_call_it():
+    assert list(WHEN_TO_CALL) == [tool.name for tool in TOOLS]
+    assert all(len(when) > 30 for when in WHEN_TO_CALL.values())
+    items = re.findall(r"^- `(\w+)`: ", agents_block(), re.MULTILINE)
+    assert items == [tool.name for tool in TOOLS]
 
 
 def test_the_interfaces_table_names_every_tool_once():
