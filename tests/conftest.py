@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +39,26 @@ CONNECT = {
     "user": SERVER.get("user", "postgres"),
     "password": SERVER.get("password"),
 }
+
+
+# The test folders whose files share a costly session fixture: with pytest-xdist's
+# --dist loadfile (scripts/test.sh) all their files go to one worker, which starts it
+# once (a Citus cluster: ~20 s of three servers starting and a repository indexed).
+ONE_WORKER_FOLDERS = ("tests/citus/",)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with each of ONE_WORKER_FOLDERS one unit of work."""
+    if config.getvalue("dist") != "loadfile":
+        return None  # xdist's own
+    from xdist.scheduler import LoadFileScheduling
+
+    class LoadFileOrFolder(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return next((f for f in ONE_WORKER_FOLDERS if scope.startswith(f)), scope)
+
+    return LoadFileOrFolder(config, log)
 
 
 def migrate_template(host, port, user, dbname, password=None, **_) -> None:
@@ -90,12 +111,15 @@ def _dsn_of(conn: psycopg.Connection, **overrides) -> str:
 def db(postgresql: psycopg.Connection, snapshots: "Snapshots") -> psycopg.Connection:
     """A superuser connection to a fresh, migrated database (autocommit)."""
     postgresql.autocommit = True
-    # database-level settings are not copied from a template: set it again
-    postgresql.execute(
-        f'alter database "{postgresql.info.dbname}" set search_path = codesift, public'
-    )
+    _search_codesift(postgresql)
     postgresql.execute("set search_path = codesift, public")
     return postgresql
+
+
+def _search_codesift(conn: psycopg.Connection) -> None:
+    """The database's search_path, as migrate sets it: database-level settings are not
+    copied from a template. `conn` in autocommit."""
+    conn.execute(f'alter database "{conn.info.dbname}" set search_path = codesift, public')
 
 
 @pytest.fixture
@@ -130,7 +154,10 @@ class RepoMaker:
     def __call__(self, files: dict[str, str], name: str = "repo") -> Path:
         root = self.folder / name
         root.mkdir()
-        git(root, "init", "-q", "-b", "main")
+        # without git's sample hooks and other template files: half the files a snapshot
+        # copies for each test
+        git(root, "init", "-q", "-b", "main", "--template=")
+        (root / ".git" / "hooks").mkdir()
         write_files(root, files)
         commit(root, "initial")
         return root
@@ -154,16 +181,18 @@ class Snapshot:
     folder: Path  # the repositories it indexed, each a folder here
     value: Any  # what the indexing function returned
     fresh: tuple  # the state of a freshly migrated database, which a restore starts from
-    tables: list[tuple[str, list[str]]]  # (table, its stored columns) whose rows are copied
+    tables: list[tuple[str, list[str], bytes]]  # (table, its stored columns, binary COPY)
+    sequences: list[tuple[str, int]]  # (sequence, last_value) of those used
 
 
 class Snapshots:
     """Indexed once per session, copied into each test's fresh database.
 
     load(key, index, dsn, make_repo): the first call of the session runs index(dsn, make_repo)
-    against a new clone of the migrated template with a session folder for its repositories;
-    every call then copies that database's codesift rows and sequences into the test's
-    database (triggers off: the extraction already ran) and the repositories into
+    against a new clone of the migrated template with a session folder for its repositories,
+    and keeps that database's codesift rows (binary COPY) and sequence positions; every call
+    then writes them into the test's database (triggers off: the extraction already ran),
+    and copies the repositories into
     make_repo's folder (checkout paths rewritten to the copies), and returns index's value. When
     the test's database is not a fresh clone (the test indexed something first) it runs
     index(dsn, make_repo) there instead. index's value must not hold make_repo's paths:
@@ -188,7 +217,33 @@ class Snapshots:
     ) -> None:
         """load() of {name: (tenant, files)}: each made a repository in make_repo's folder
         and indexed under its name for its tenant, without vectors."""
-        self.load(key, functools.partial(_index_repos, repos=repos), dsn, make_repo)
+        self.load(key, self.repos(repos), dsn, make_repo)
+
+    @contextmanager
+    def database(
+        self, key: str, index: Callable[[str, RepoMaker], Any], folder: Path
+    ) -> Iterator[tuple[str, Any]]:
+        """A database of its own holding what load(key, index) loads, and the repositories
+        copied into `folder`; yields its DSN and index's value, and drops it at the end. For
+        the tests of a module that only read, sharing a server: no per-test reset is there
+        to undo what one test would change for the next."""
+        snap = self.built.get(key) or self._build(key, index)
+        dbname, janitor = self._clone("shared", key)
+        try:
+            dsn = self._dsn(dbname)
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                _search_codesift(conn)
+            assert self._restore(snap, dsn, folder)
+            yield dsn, snap.value
+        finally:
+            janitor.drop()
+            self.created.discard(dbname)
+
+    def repos(
+        self, repos: dict[str, tuple[str, dict[str, str]]]
+    ) -> Callable[[str, RepoMaker], None]:
+        """The index function of load_repos(key, repos)."""
+        return functools.partial(_index_repos, repos=repos)
 
     def _dsn(self, dbname: str) -> str:
         t = self.template
@@ -199,12 +254,18 @@ class Snapshots:
     def _janitor(self, dbname: str) -> DatabaseJanitor:
         return clone_janitor(self.template, dbname)
 
-    def _build(self, key: str, index: Callable[[str, RepoMaker], Any]) -> Snapshot:
-        dbname = f"codesift_snap_{os.getpid()}_{re.sub(r'[^a-z0-9_]', '_', key.lower())}"[:63]
-        janitor = self._janitor(dbname)
+    def _clone(self, kind: str, key: str) -> tuple[str, DatabaseJanitor]:
+        """A new clone of the migrated template named after `kind` and `key` (one left by an
+        earlier failure is dropped first), dropped at the end of the session if not before."""
+        name = f"codesift_{kind}_{os.getpid()}_{re.sub(r'[^a-z0-9_]', '_', key.lower())}"[:63]
+        janitor = self._janitor(name)
         janitor.drop()
-        self.created.add(dbname)
+        self.created.add(name)
         janitor.init()
+        return name, janitor
+
+    def _build(self, key: str, index: Callable[[str, RepoMaker], Any]) -> Snapshot:
+        dbname, _ = self._clone("snap", key)
         folder = self.folder / dbname
         shutil.rmtree(folder, ignore_errors=True)  # a build that failed in an earlier test
         folder.mkdir()
@@ -215,31 +276,32 @@ class Snapshots:
         with psycopg.connect(dsn) as conn:
             empty = {t for t, n in fresh[0].items() if n == 0}
             counts = state(conn)[0]
-            tables = [(t, cols) for t, cols in table_columns(conn) if counts[t] or t not in empty]
-        snap = self.built[key] = Snapshot(dbname, folder, value, fresh, tables)
+            tables = [
+                (t, cols, _copy_out(conn, t, cols))
+                for t, cols in table_columns(conn)
+                if counts[t] or t not in empty
+            ]
+            sequences = conn.execute(
+                "select format('codesift.%I', sequencename), last_value from pg_sequences"
+                " where schemaname = 'codesift' and last_value is not null"
+            ).fetchall()
+        snap = Snapshot(dbname, folder, value, fresh, tables, sequences)
+        self.built[key] = snap
         return snap
 
     def _restore(self, snap: Snapshot, dsn: str, folder: Path) -> bool:
-        with psycopg.connect(self._dsn(snap.dbname)) as src, psycopg.connect(dsn) as dst:
+        with psycopg.connect(dsn) as dst:
             if state(dst) != snap.fresh:
                 return False
             dst.execute("set session_replication_role = replica")  # no triggers, no FK checks
-            for table, cols in snap.tables:
+            for table, cols, rows in snap.tables:
                 name = sql.Identifier("codesift", table)
                 columns = sql.SQL(", ").join(map(sql.Identifier, cols))
-                read = sql.SQL("copy (select {} from only {}) to stdout (format binary)")
                 write = sql.SQL("copy {} ({}) from stdin (format binary)")
                 dst.execute(sql.SQL("delete from only {}").format(name))
-                with (
-                    src.cursor().copy(read.format(columns, name)) as rows,
-                    dst.cursor().copy(write.format(name, columns)) as into,
-                ):
-                    for block in rows:
-                        into.write(block)
-            for sequence, last in src.execute(
-                "select format('codesift.%I', sequencename), last_value from pg_sequences"
-                " where schemaname = 'codesift' and last_value is not null"
-            ).fetchall():
+                with dst.cursor().copy(write.format(name, columns)) as into:
+                    into.write(rows)
+            for sequence, last in snap.sequences:
                 dst.execute("select setval(%s::regclass, %s)", (sequence, last))
             for repo in sorted(snap.folder.iterdir()):
                 shutil.copytree(repo, folder / repo.name, symlinks=True)
@@ -253,6 +315,16 @@ class Snapshots:
     def drop(self) -> None:
         for dbname in self.created:
             self._janitor(dbname).drop()
+
+
+def _copy_out(conn: psycopg.Connection, table: str, cols: list[str]) -> bytes:
+    """A table's rows as binary COPY, held for every restore (the snapshot database is not
+    read again)."""
+    read = sql.SQL("copy (select {} from only {}) to stdout (format binary)").format(
+        sql.SQL(", ").join(map(sql.Identifier, cols)), sql.Identifier("codesift", table)
+    )
+    with conn.cursor().copy(read) as copy:
+        return b"".join(bytes(block) for block in copy)
 
 
 def _index_repos(dsn: str, make_repo, repos: dict[str, tuple[str, dict[str, str]]]) -> None:

@@ -1,5 +1,7 @@
 """Start `codesift mcp` as a subprocess and talk to it with the MCP SDK's own client."""
 
+import asyncio
+import concurrent.futures
 import contextlib
 import os
 import resource
@@ -9,7 +11,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
@@ -40,6 +42,93 @@ async def stdio_session(dsn: str, tenant: str, cwd: Path | None = None) -> Async
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+class SharedStdioServer:
+    """One `codesift mcp` over stdio that several tests call in turn (a module's tests that
+    only read: one server start instead of one each). call(tool, args) from synchronous
+    code; the MCP session runs on an event loop in a thread of its own."""
+
+    def __init__(self, dsn: str, tenant: str, cwd: Path | None = None):
+        self.dsn, self.tenant, self.cwd = dsn, tenant, cwd
+        self.indexed = None  # what the database holds, as its indexing function said
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    def __enter__(self) -> "SharedStdioServer":
+        self._thread.start()
+        opened: concurrent.futures.Future = concurrent.futures.Future()
+        self._serving = asyncio.run_coroutine_threadsafe(self._serve(opened), self._loop)
+        try:
+            self._session = opened.result(timeout=120)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    async def _serve(self, opened: concurrent.futures.Future) -> None:
+        # the session is opened and closed in this one task, as the SDK's task groups require
+        self._stop = asyncio.Event()
+        try:
+            async with stdio_session(self.dsn, self.tenant, cwd=self.cwd) as session:
+                opened.set_result(session)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not opened.done():
+                opened.set_exception(exc)
+            raise
+
+    @property
+    def session(self) -> ClientSession:
+        return self._session
+
+    def run(self, awaitable):
+        """Await a call of `session` on the session's loop; its result."""
+        return asyncio.run_coroutine_threadsafe(awaitable, self._loop).result(timeout=120)
+
+    def call(self, tool: str, args: dict):
+        return self.run(self._session.call_tool(tool, args))
+
+    def calls(self, calls: Sequence[tuple[str, dict]]) -> list:
+        return [self.call(tool, args) for tool, args in calls]
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if hasattr(self, "_stop"):
+                self._loop.call_soon_threadsafe(self._stop.set)
+            with contextlib.suppress(Exception):  # a failed start raised its error already
+                self._serving.result(timeout=30)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+            self._loop.close()
+
+
+@contextmanager
+def shared_stdio_server(
+    snapshots, folder: Path, key: str, index, tenant: str, cwd: str | None = None
+) -> Iterator[SharedStdioServer]:
+    """A SharedStdioServer for `tenant` (in folder/cwd) over a database of its own that holds
+    snapshots.load(key, index), the repositories copied into `folder` (conftest.Snapshots);
+    its `indexed` is what index returned."""
+    with (
+        snapshots.database(key, index, folder) as (dsn, indexed),
+        SharedStdioServer(dsn, tenant, folder / cwd if cwd else None) as server,
+    ):
+        server.indexed = indexed
+        yield server
+
+
+@contextmanager
+def shop_server(snapshots, tmp_path_factory, repos: dict) -> Iterator[SharedStdioServer]:
+    """shared_stdio_server for acme in the checkout of `shop`, over `repos` ({name: (tenant,
+    files)}, one of them shop for acme), indexed once per session."""
+    folder = tmp_path_factory.mktemp("shop")
+    key = "mcp_shop_" + "_".join(sorted(repos))
+    with shared_stdio_server(
+        snapshots, folder, key, snapshots.repos(repos), "acme", "shop"
+    ) as server:
+        yield server
 
 
 @contextmanager

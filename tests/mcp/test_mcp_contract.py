@@ -14,18 +14,19 @@ from codesift import version
 from codesift.indexer import index_repository
 
 from tests.conftest import write_files
-from tests.mcp.harness import CODESIFT, stdio_session, text_of
+from tests.mcp.harness import CODESIFT, shop_server, stdio_session, text_of
 from tests.mcp.test_mcp_stdio import FILES
 
 CITED = re.compile(r"\bshop:[^\s,()]+")
 CITATION = re.compile(r"^shop:[^:\s]+(:\d+-\d+)?$")
 
 
-@pytest.fixture
-def shop(dsn, make_repo, snapshots):
-    """shop indexed for acme (once per session, copied into this test's database)."""
-    snapshots.load_repos("mcp_contract_shop", {"shop": ("acme", FILES)}, dsn, make_repo)
-    return make_repo.folder / "shop"
+@pytest.fixture(scope="module")
+def shop(snapshots, tmp_path_factory):
+    """One stdio server for acme in the shop checkout, which the tests that only read call
+    in turn."""
+    with shop_server(snapshots, tmp_path_factory, {"shop": ("acme", FILES)}) as server:
+        yield server
 
 
 def _run(dsn, cwd, calls):
@@ -70,12 +71,10 @@ def test_sync_index_keeps_the_name_the_checkout_is_indexed_under(dsn, make_repo)
 # --- 2: one citation format, printed and taken back -----------------------------------------
 
 
-def test_every_printed_citation_is_a_path_every_tool_takes(dsn, shop):
+def test_every_printed_citation_is_a_path_every_tool_takes(shop):
     """Each citation a tool prints, in its text or its rows, has the one format and, given
     back as related_files' path or as a path_prefix, names its file."""
-    out = _run(
-        dsn,
-        shop,
+    out = shop.calls(
         [
             ("search_code", {"question": "how is the discount applied to the cart total?"}),
             ("find_symbol", {"name": "Cart.total"}),
@@ -101,7 +100,7 @@ def test_every_printed_citation_is_a_path_every_tool_takes(dsn, shop):
     files = sorted({c.split(":")[1] for c in given})
     calls = [("related_files", {"path": p}) for p in files + given]
     calls += [("find_symbol", {"name": "total", "path_prefix": c}) for c in given]
-    results = iter(_run(dsn, shop, calls))
+    results = iter(shop.calls(calls))
     related = {}
     for path in files + given:
         result = next(results)
@@ -126,10 +125,8 @@ def test_every_printed_citation_is_a_path_every_tool_takes(dsn, shop):
         "shop/cart.py:13",
     ],
 )
-def test_every_citation_form_names_the_file(dsn, shop, form):
-    related, search, symbol = _run(
-        dsn,
-        shop,
+def test_every_citation_form_names_the_file(shop, form):
+    related, search, symbol = shop.calls(
         [
             ("related_files", {"path": form}),
             ("search_code", {"question": "total", "path_prefix": form}),
@@ -147,8 +144,8 @@ def test_every_citation_form_names_the_file(dsn, shop, form):
     assert [r["citation"] for r in symbol.structured_content["rows"]] == ["shop:shop/cart.py:13-15"]
 
 
-def test_an_unknown_path_suggests_files_not_the_call_that_failed(dsn, shop):
-    (result,) = _run(dsn, shop, [("related_files", {"path": "shop:shop/carts.py"})])
+def test_an_unknown_path_suggests_files_not_the_call_that_failed(shop):
+    (result,) = shop.calls([("related_files", {"path": "shop:shop/carts.py"})])
     text = text_of(result)
     assert not result.is_error and result.structured_content["rows"] == []
     assert "shop:shop/cart.py" in text
@@ -158,10 +155,10 @@ def test_an_unknown_path_suggests_files_not_the_call_that_failed(dsn, shop):
 # --- 3: related files named by the kind of each edge ---------------------------------------
 
 
-def test_related_files_names_each_edge_by_its_kind(dsn, shop):
+def test_related_files_names_each_edge_by_its_kind(shop):
     """tests/test_cart.py imports shop/cart.py and tests it (named so): two edges, each
     named by its kind, never a test edge called an import."""
-    (result,) = _run(dsn, shop, [("related_files", {"path": "shop:shop/cart.py"})])
+    (result,) = shop.calls([("related_files", {"path": "shop:shop/cart.py"})])
     rows = result.structured_content["rows"]
     kinds = {(r["related_path"], r["relation"]) for r in rows}
     assert ("tests/test_cart.py", "tested by") in kinds
@@ -177,12 +174,8 @@ def test_related_files_names_each_edge_by_its_kind(dsn, shop):
 # --- 9: schemas, server info and errors -------------------------------------------------------
 
 
-def test_tools_list_describes_bounds_and_enumerates_every_parameter(dsn, shop):
-    async def run():
-        async with stdio_session(dsn, "acme", cwd=shop) as s:
-            return (await s.list_tools()).tools
-
-    tools = {t.name: t for t in asyncio.run(run())}
+def test_tools_list_describes_bounds_and_enumerates_every_parameter(shop):
+    tools = {t.name: t for t in shop.run(shop.session.list_tools()).tools}
     for name, tool in tools.items():
         assert tool.title, name
         for param, schema in tool.input_schema.get("properties", {}).items():
@@ -202,12 +195,8 @@ def test_tools_list_describes_bounds_and_enumerates_every_parameter(dsn, shop):
     assert "citation" in search_rows["properties"] and "rank" in search_rows["required"]
 
 
-def test_initialize_reports_the_version_and_no_prompts(dsn, shop):
-    async def run():
-        async with stdio_session(dsn, "acme", cwd=shop) as s:
-            return s.initialize_result
-
-    init = asyncio.run(run())
+def test_initialize_reports_the_version_and_no_prompts(shop):
+    init = shop.session.initialize_result
     assert init.server_info.version == version() != ""
     assert init.capabilities.prompts is None
     assert init.capabilities.tools is not None and init.capabilities.resources is not None
@@ -218,10 +207,8 @@ def test_codesift_version():
     assert out.stdout.strip() == f"codesift {version()}"
 
 
-def test_a_language_in_any_case_or_an_alias_is_the_language(dsn, shop):
-    results = _run(
-        dsn,
-        shop,
+def test_a_language_in_any_case_or_an_alias_is_the_language(shop):
+    results = shop.calls(
         [
             ("search_code", {"question": "discount", "language": lang})
             for lang in ("python", "Python", "PY")
@@ -255,8 +242,8 @@ def test_a_language_in_any_case_or_an_alias_is_the_language(dsn, shop):
         ("search_code", {"question": "x", "path_prefix": "/etc"}, "path_prefix '/etc' is absolute"),
     ],
 )
-def test_a_bad_argument_is_one_clean_line_naming_it(dsn, shop, tool, args, message):
-    (result,) = _run(dsn, shop, [(tool, args)])
+def test_a_bad_argument_is_one_clean_line_naming_it(shop, tool, args, message):
+    (result,) = shop.calls([(tool, args)])
     text = text_of(result)
     assert result.is_error, text
     assert message in text, text

@@ -13,7 +13,7 @@ import pytest
 from codesift_db.tokens import estimate_tokens
 
 from tests.db.change_repos import index_change_repos
-from tests.mcp.harness import stdio_session, text_of
+from tests.mcp.harness import shared_stdio_server, stdio_session, text_of
 
 CITATION = re.compile(r"^py:[^:\s]+(:\d+-\d+)?$")
 
@@ -23,7 +23,16 @@ def change(db, dsn, make_repo, snapshots):
     return snapshots.load("change", index_change_repos, dsn, make_repo)
 
 
-def _run(dsn, calls, tenant="t1"):
+@pytest.fixture(scope="module")
+def t1(snapshots, tmp_path_factory):
+    """One stdio server for t1 over the change repositories, which the tests that only
+    read call in turn."""
+    folder = tmp_path_factory.mktemp("change")
+    with shared_stdio_server(snapshots, folder, "change", index_change_repos, "t1") as s:
+        yield s
+
+
+def _run(dsn, calls, tenant):
     async def run():
         async with stdio_session(dsn, tenant) as s:
             return [await s.call_tool(tool, args) for tool, args in calls]
@@ -36,13 +45,12 @@ def _ok(result):
     return result.structured_content["rows"]
 
 
-def test_impact_and_diff_context_answer_with_citations(dsn, change):
-    impact, context, from_diff = _run(
-        dsn,
+def test_impact_and_diff_context_answer_with_citations(t1):
+    impact, context, from_diff = t1.calls(
         [
             ("impact", {"target": "send_request", "repo": "py", "ref": "head"}),
             ("diff_context", {"repo": "py", "base_ref": "base", "head_ref": "head"}),
-            ("diff_context", {"repo": "py", "diff": change["diff"], "token_budget": 500}),
+            ("diff_context", {"repo": "py", "diff": t1.indexed["diff"], "token_budget": 500}),
         ],
     )
     rows = _ok(impact)
@@ -66,19 +74,15 @@ def test_impact_and_diff_context_answer_with_citations(dsn, change):
     assert estimate_tokens(text_of(from_diff)) <= 500
 
 
-def test_a_citation_printed_by_impact_is_taken_back(dsn, change):
-    (first,) = _run(dsn, [("impact", {"target": "encode", "ref": "head", "depth": 1})])
+def test_a_citation_printed_by_impact_is_taken_back(t1):
+    (first,) = t1.calls([("impact", {"target": "encode", "ref": "head", "depth": 1})])
     cited = next(r["citation"] for r in _ok(first) if r["symbol"] == "send_request")
-    (second,) = _run(dsn, [("impact", {"target": cited, "ref": "head", "depth": 1})])
+    (second,) = t1.calls([("impact", {"target": cited, "ref": "head", "depth": 1})])
     assert "py:pkg/client.py:6-7" in {r["citation"] for r in _ok(second)}
 
 
-def test_the_tools_are_read_only_with_bounded_parameters(dsn, change):
-    async def run():
-        async with stdio_session(dsn, "t1") as s:
-            return (await s.list_tools()).tools
-
-    tools = {t.name: t for t in asyncio.run(run())}
+def test_the_tools_are_read_only_with_bounded_parameters(t1):
+    tools = {t.name: t for t in t1.run(t1.session.list_tools()).tools}
     for name in ("impact", "diff_context"):
         tool = tools[name]
         assert tool.title and len(tool.description) > 80, name
@@ -118,8 +122,8 @@ def test_the_tools_are_read_only_with_bounded_parameters(dsn, change):
         ("diff_context", {"repo": "py", "diff": "x" * 10_000_001}, "at most 5,000,000"),
     ],
 )
-def test_a_bad_argument_is_one_clean_line(dsn, change, tool, args, message):
-    (result,) = _run(dsn, [(tool, args)])
+def test_a_bad_argument_is_one_clean_line(t1, tool, args, message):
+    (result,) = t1.calls([(tool, args)])
     text = text_of(result)
     assert result.is_error, text
     assert message in text, text

@@ -13,7 +13,7 @@ import pytest
 from codesift.indexer import index_repository
 from codesift_db.tokens import estimate_tokens
 
-from tests.mcp.harness import stdio_session, text_of
+from tests.mcp.harness import shop_server, stdio_session, text_of
 from tests.mcp.test_mcp_stdio import FILES
 
 CITED = re.compile(r"\bshop:[^\s,()]+")
@@ -21,11 +21,12 @@ CITATION = re.compile(r"^shop:[^:\s]+(:\d+-\d+)?$")
 NEW_TOOLS = ("outline", "repo_map", "find_references", "callers", "callees")
 
 
-@pytest.fixture
-def shop(dsn, make_repo, snapshots):
-    """shop indexed for acme (once per session, copied into this test's database)."""
-    snapshots.load_repos("mcp_navigation_shop", {"shop": ("acme", FILES)}, dsn, make_repo)
-    return make_repo.folder / "shop"
+@pytest.fixture(scope="module")
+def shop(snapshots, tmp_path_factory):
+    """One stdio server for acme in the shop checkout, which the tests that only read call
+    in turn."""
+    with shop_server(snapshots, tmp_path_factory, {"shop": ("acme", FILES)}) as server:
+        yield server
 
 
 def _run(dsn, cwd, calls):
@@ -52,10 +53,8 @@ def _cited(result) -> set[str]:
     return found
 
 
-def test_each_new_tool_answers_with_citations(dsn, shop):
-    outline, repo_map, refs, callers, callees = _run(
-        dsn,
-        shop,
+def test_each_new_tool_answers_with_citations(shop):
+    outline, repo_map, refs, callers, callees = shop.calls(
         [
             ("outline", {"path": "shop/cart.py"}),
             ("repo_map", {"repo": "shop"}),
@@ -113,15 +112,13 @@ def test_each_new_tool_answers_with_citations(dsn, shop):
         assert printed and all(CITATION.match(c) for c in printed), printed
 
 
-def test_citations_round_trip_between_the_tools(dsn, shop):
+def test_citations_round_trip_between_the_tools(shop):
     """What one tool cites, another takes back: a use's citation as outline's path names
     its file; a caller's citation as callees' symbol names that caller; an outline row's
     citation as find_references' name and callers' symbol names that definition; a file of
     the map as outline's path and as repo_map's path_prefix; find_symbol's citation as
     find_references' name."""
-    refs, symbol, pricing = _run(
-        dsn,
-        shop,
+    refs, symbol, pricing = shop.calls(
         [
             ("find_references", {"name": "apply_discount"}),
             ("find_symbol", {"name": "Cart"}),
@@ -131,9 +128,7 @@ def test_citations_round_trip_between_the_tools(dsn, shop):
     use = _ok(refs)[1]["citation"]  # shop:shop/cart.py:15-15
     cart = _ok(symbol)[0]["citation"]  # shop:shop/cart.py:4-15
     definition = _ok(pricing)[0]["citation"]  # shop:shop/pricing.py:4-6
-    outlined, callers_of_def, refs_of_def, refs_of_cart, file_map, folder_map = _run(
-        dsn,
-        shop,
+    outlined, callers_of_def, refs_of_def, refs_of_cart, file_map, folder_map = shop.calls(
         [
             ("outline", {"path": use}),
             ("callers", {"symbol": definition}),
@@ -151,9 +146,7 @@ def test_citations_round_trip_between_the_tools(dsn, shop):
     assert [r["qualified_name"] for r in _ok(file_map)] == ["test_total_applies_discount"]
     assert [r["citation"] for r in _ok(folder_map)] == ["shop:tests/test_cart.py"]
 
-    (callees_of_caller, by_line) = _run(
-        dsn,
-        shop,
+    (callees_of_caller, by_line) = shop.calls(
         [
             ("callees", {"symbol": caller}),
             ("callees", {"symbol": "shop:shop/cart.py:15"}),  # a line inside it
@@ -197,12 +190,8 @@ def test_text_and_rows_are_cut_together_at_the_token_budget(dsn, make_repo):
     assert len(_ok(rows_capped)) == 5
 
 
-def test_the_new_tools_are_read_only_with_bounded_parameters(dsn, shop):
-    async def run():
-        async with stdio_session(dsn, "acme", cwd=shop) as s:
-            return (await s.list_tools()).tools
-
-    tools = {t.name: t for t in asyncio.run(run())}
+def test_the_new_tools_are_read_only_with_bounded_parameters(shop):
+    tools = {t.name: t for t in shop.run(shop.session.list_tools()).tools}
     for name in NEW_TOOLS:
         tool = tools[name]
         assert tool.title and len(tool.description) > 80, name
@@ -228,8 +217,8 @@ def test_the_new_tools_are_read_only_with_bounded_parameters(dsn, shop):
         ("outline", {"path": "shop/cart.py", "repo": "nope"}, "unknown repository 'nope'"),
     ],
 )
-def test_a_bad_argument_is_one_clean_line(dsn, shop, tool, args, message):
-    (result,) = _run(dsn, shop, [(tool, args)])
+def test_a_bad_argument_is_one_clean_line(shop, tool, args, message):
+    (result,) = shop.calls([(tool, args)])
     text = text_of(result)
     assert result.is_error, text
     assert message in text, text

@@ -3,32 +3,22 @@ find_symbol and explain_search), which take citations: hostile values fail with 
 line, and a citation naming another tenant's repository reaches nothing of it and says
 nothing about it that an unknown name would not."""
 
-import asyncio
-
 import pytest
 
-from tests.mcp.harness import stdio_session, text_of
+from tests.mcp.harness import shop_server, text_of
 from tests.mcp.test_mcp_stdio import FILES
 
 SECRET = {"vault/keys.py": "SIGNING_KEY = 'hunter2'\n\n\ndef rotate_keys():\n    return 1\n"}
 NOISE = ("plpy.", "validation error", "pydantic", "Error executing tool", "Traceback", "\n")
 
 
-@pytest.fixture
-def shop(dsn, make_repo, snapshots):
-    """shop indexed for acme, secret for another tenant (once per session, copied into this
-    test's database)."""
+@pytest.fixture(scope="module")
+def shop(snapshots, tmp_path_factory):
+    """One stdio server for acme in the shop checkout, beside secret indexed for another
+    tenant, which these tests call in turn (they only read)."""
     repos = {"shop": ("acme", FILES), "secret": ("other", SECRET)}
-    snapshots.load_repos("mcp_citation_attacks", repos, dsn, make_repo)
-    return make_repo.folder / "shop"
-
-
-def _run(dsn, cwd, calls):
-    async def run():
-        async with stdio_session(dsn, "acme", cwd=cwd) as s:
-            return [await s.call_tool(tool, args) for tool, args in calls]
-
-    return asyncio.run(run())
+    with shop_server(snapshots, tmp_path_factory, repos) as server:
+        yield server
 
 
 REFUSED = [
@@ -56,8 +46,8 @@ def _calls(value):
 
 
 @pytest.mark.parametrize("value", REFUSED, ids=lambda v: repr(v[:24]))
-def test_hostile_paths_fail_with_one_clean_line(dsn, shop, value):
-    for result in _run(dsn, shop, _calls(value)):
+def test_hostile_paths_fail_with_one_clean_line(shop, value):
+    for result in shop.calls(_calls(value)):
         text = text_of(result)
         assert result.is_error, text
         assert 0 < len(text) < 400, text
@@ -67,20 +57,18 @@ def test_hostile_paths_fail_with_one_clean_line(dsn, shop, value):
 
 
 @pytest.mark.parametrize("value", NOTHING, ids=repr)
-def test_control_characters_find_nothing_and_are_never_echoed_raw(dsn, shop, value):
-    for result in _run(dsn, shop, _calls(value)):
+def test_control_characters_find_nothing_and_are_never_echoed_raw(shop, value):
+    for result in shop.calls(_calls(value)):
         text = text_of(result)
         assert not result.is_error, text
         assert result.structured_content["rows"] == [], text
         assert not any(c in text for c in "\x1b\x07\x85"), text
 
 
-def test_another_tenants_repository_is_an_unknown_name(dsn, shop):
+def test_another_tenants_repository_is_an_unknown_name(shop):
     """Named as repo, in a citation, or as a path_prefix, another tenant's repository gives
     what a name nobody uses gives, and none of its files."""
-    results = _run(
-        dsn,
-        shop,
+    results = shop.calls(
         [
             ("related_files", {"path": "vault/keys.py", "repo": "secret"}),
             ("related_files", {"path": "vault/keys.py", "repo": "nosuch"}),

@@ -11,7 +11,7 @@ import pytest
 from codesift.mcp_tokens import create_token
 from codesift.mcp_tools import MAX_BUDGET
 
-from tests.mcp.harness import http_server, http_session, stdio_session, text_of
+from tests.mcp.harness import http_server, http_session, shop_server, text_of
 from tests.mcp.test_mcp_stdio import FILES
 from tests.security.two_tenants import index_two_tenants
 
@@ -30,19 +30,12 @@ def two(dsn, make_repo):
     return tenants, tokens
 
 
-@pytest.fixture
-def shop(dsn, make_repo, snapshots):
-    """shop indexed for acme (once per session, copied into this test's database)."""
-    snapshots.load_repos("mcp_navigation_attacks_shop", {"shop": ("acme", FILES)}, dsn, make_repo)
-    return make_repo.folder / "shop"
-
-
-def _stdio(dsn, cwd, calls):
-    async def run():
-        async with stdio_session(dsn, "acme", cwd=cwd) as s:
-            return [await s.call_tool(tool, args) for tool, args in calls]
-
-    return asyncio.run(run())
+@pytest.fixture(scope="module")
+def shop(snapshots, tmp_path_factory):
+    """One stdio server for acme in the shop checkout, which these tests call in turn (they
+    only read; the server outlives every hostile call)."""
+    with shop_server(snapshots, tmp_path_factory, {"shop": ("acme", FILES)}) as server:
+        yield server
 
 
 def _clean(result, limit=1_000) -> str:
@@ -152,10 +145,8 @@ def _path_calls(value):
 
 
 @pytest.mark.parametrize("value", REFUSED_PATHS, ids=lambda v: repr(v[:24]))
-def test_hostile_paths_fail_with_one_clean_line(dsn, shop, value):
-    for (tool, _), result in zip(
-        _path_calls(value), _stdio(dsn, shop, _path_calls(value)), strict=True
-    ):
+def test_hostile_paths_fail_with_one_clean_line(shop, value):
+    for (tool, _), result in zip(_path_calls(value), shop.calls(_path_calls(value)), strict=True):
         assert result.is_error, (tool, text_of(result)[:200])
         _clean(result)
 
@@ -163,12 +154,10 @@ def test_hostile_paths_fail_with_one_clean_line(dsn, shop, value):
 @pytest.mark.parametrize(
     "value", ["shop/\x1b[31mcart.py", "shop:shop/cart.py\x1b]0;owned\x07", "shop:shop/\x85\x9b"]
 )
-def test_control_characters_are_never_echoed_raw(dsn, shop, value):
+def test_control_characters_are_never_echoed_raw(shop, value):
     """A path with control characters names no file (the loader stores none): nothing is
     found, and a message quoting it shows them as escapes."""
-    for (tool, _), result in zip(
-        _path_calls(value), _stdio(dsn, shop, _path_calls(value)), strict=True
-    ):
+    for (tool, _), result in zip(_path_calls(value), shop.calls(_path_calls(value)), strict=True):
         text = _clean(result)
         if not result.is_error:
             assert result.structured_content["rows"] == [], (tool, text)
@@ -191,13 +180,13 @@ HOSTILE_NAMES = [
 
 
 @pytest.mark.parametrize("value", HOSTILE_NAMES, ids=lambda v: repr(v[:24]))
-def test_hostile_names_find_nothing_or_fail_cleanly(dsn, shop, value):
+def test_hostile_names_find_nothing_or_fail_cleanly(shop, value):
     calls = [
         ("find_references", {"name": value}),
         ("callers", {"symbol": value}),
         ("callees", {"symbol": value}),
     ]
-    for (tool, _), result in zip(calls, _stdio(dsn, shop, calls), strict=True):
+    for (tool, _), result in zip(calls, shop.calls(calls), strict=True):
         text = _clean(result, limit=6_000)
         if not result.is_error:
             assert result.structured_content["rows"] == [], (tool, text)
