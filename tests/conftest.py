@@ -47,6 +47,7 @@ CONNECT = {
 ONE_WORKER_FOLDERS = ("tests/citus/",)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist has no such hook
 def pytest_xdist_make_scheduler(config, log):
     """--dist loadfile, with each of ONE_WORKER_FOLDERS one unit of work."""
     if config.getvalue("dist") != "loadfile":
