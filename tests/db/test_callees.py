@@ -98,3 +98,26 @@ def test_a_symbol_calling_thousands_of_names_adds_a_bounded_few(db, dsn, make_re
     rows = _explain(app_connect(_tenant(db, "acme")))
     reached = [r for r in rows if r[2] is not None]  # only checkout.py calls anything
     assert 0 < len(reached) <= callees.CALLEES_PER_SEED * callees.SEEDS_PER_FILE
+
+
+def test_a_method_defined_in_hundreds_of_files_resolves_in_the_callers_own(
+    db, dsn, make_repo, app_connect
+):
+    # `settle_amount` is a method of 120 other classes whose files sort before the caller's:
+    # the call on self still means the caller's own
+    other = "class Ledger{i}:\n    def settle_amount(self, value):\n        return value\n"
+    files = {f"app/aa_{i:03d}.py": other.format(i=i) for i in range(120)}
+    files["app/zz_checkout.py"] = (
+        "class Checkout:\n"
+        "    def checkout_invoice_total(self, invoice):\n"
+        '        """The invoice total charged to the customer at checkout."""\n'
+        "        return self.settle_amount(sum(invoice.lines))\n\n"
+        "    def settle_amount(self, value):\n"
+        "        return round(value, 2)\n\n"
+        # too big to pack whole: its methods are candidates only as the ranking finds them
+        + "".join(f"    def unrelated_{i}(self, x):\n        return x * {i}\n\n" for i in range(300))
+    )
+    _index(dsn, make_repo, files, "acme")
+    rows = _explain(app_connect(_tenant(db, "acme")))
+    called = {(r[0], r[1]) for r in rows if r[2] == "Checkout.checkout_invoice_total"}
+    assert called == {("app/zz_checkout.py", "Checkout.settle_amount")}

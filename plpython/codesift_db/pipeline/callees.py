@@ -2,10 +2,11 @@
 bug report's words match the entry point it went through; the fix is so often in a helper
 that entry point calls (a merge function, a path filter), whose own text shares few of the
 report's words. Calls are read from the text (a name before '(', any language), resolved to
-live functions and methods by name (sql/mentioned_symbols.sql; a function nested in another
+live functions and methods by name (sql/called_symbols.sql; a function nested in another
 is local to it): one in the caller's own file first; a name called bare (not as some
 object's method) may also mean a function of another file, when at most AMBIGUOUS files
-define it (an imported helper)."""
+define it (an imported helper). Only those two are looked up: the definitions in the
+callers' own files, and the top-level functions of the names called bare."""
 
 import re
 from collections import Counter
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 from .. import plans
 from ..file_kinds import file_kind
 from .hydrate import hydrate, unranked
-from .mentions import AMBIGUOUS, SYMBOL_TYPES
+from .mentions import AMBIGUOUS
 
 if TYPE_CHECKING:
     from .request import Request
@@ -23,6 +24,7 @@ CALLER_FILES = 3  # files whose best candidate symbols' calls are followed
 SEEDS_PER_FILE = 2  # of each, its best candidate symbols
 CALLEES_PER_SEED = 2  # of each, the names called most often (first called on ties)
 CALL_DECAY = 0.8  # a callee scores its caller's score times this
+CALLED_TYPES = ["bigint[]", "text[]", "text[]", "bigint[]", "text[]", "text[]", "bigint"]
 MAX_CALLS = 64  # names of each seed looked up, most called first: a bound on the lookup
 # a name before '(': after a '.', a method of some object (its type unknown here); after
 # an '@', a decorator, which wraps the code rather than doing its work
@@ -99,9 +101,21 @@ def add_callees(plpy, req: "Request", items: dict) -> None:
     names = sorted({name for found in called.values() for name, _ in found})
     if not names:
         return
+    bare = sorted({name for found in called.values() for name, alone in found if alone})
     by_name: dict[str, list] = {}
     for row in plans.run(
-        plpy, plans.load("mentioned_symbols"), SYMBOL_TYPES, [req.repo_ids, names, req.tenant]
+        plpy,
+        plans.load("called_symbols"),
+        CALLED_TYPES,
+        [
+            req.repo_ids,
+            names,
+            [s["blob_sha"] for s in chosen],
+            [s["repository_id"] for s in chosen],
+            [s["path"] for s in chosen],
+            bare,
+            req.tenant,
+        ],
     ):
         by_name.setdefault(row["name"], []).append(row)
     new: dict = {}
