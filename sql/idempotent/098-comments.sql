@@ -97,6 +97,9 @@ comment on column codesift.files.live is 'Whether the path exists at the indexed
 comment on column codesift.files.last_changed is
 'When the path last changed in git history (the recency signal); now for worktree changes.';
 comment on column codesift.files.lexemes is 'Path terms and the blob''s terms, for the file legs.';
+comment on column codesift.files.stem_key is
+'The file''s name without its folder and last extension, lowercase (generated): what the '
+'files and modules a question mentions are looked up by.';
 comment on column codesift.files.centrality is
 'The file''s PageRank in its ref''s file graph (codesift.rank_files), the order repo_map reads; null until ranked.';
 

@@ -115,7 +115,9 @@ def test_a_method_defined_in_hundreds_of_files_resolves_in_the_callers_own(
         "    def settle_amount(self, value):\n"
         "        return round(value, 2)\n\n"
         # too big to pack whole: its methods are candidates only as the ranking finds them
-        + "".join(f"    def unrelated_{i}(self, x):\n        return x * {i}\n\n" for i in range(300))
+        + "".join(
+            f"    def unrelated_{i}(self, x):\n        return x * {i}\n\n" for i in range(300)
+        )
     )
     _index(dsn, make_repo, files, "acme")
     rows = _explain(app_connect(_tenant(db, "acme")))

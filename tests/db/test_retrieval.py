@@ -599,6 +599,51 @@ def test_a_traceback_frame_names_the_definition_in_its_file(db, dsn, make_repo):
     }
 
 
+def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
+    # files.stem_key (migration 030): the name without its folder and last extension,
+    # lowercase, by which the files a long question mentions are looked up
+    files = {
+        "src/Ledger/Keys.py": "def rotate(vault):\n    return vault\n",
+        "web/keys.test.js": "test('rotate', () => {});\n",
+        "web/keys.js": "module.exports = {};\n",
+        "conf/.keysrc": "rotate = daily\n",
+        "dist/keys.tar.gz": "not really\n",
+        "docs/Makefile": "all:\n\techo docs\n",
+    }
+    other = make_repo({"src/ledger/keys.py": "def rotate(vault):\n    return None\n"}, "theirs")
+    with psycopg.connect(dsn) as conn:  # another tenant's file of the same name
+        index_repository(
+            conn, other, name="keys", tenant="globex", embed=False, show_progress=False
+        )
+    _index_as_acme(db, dsn, make_repo, files, "keys")
+    stems = dict(
+        db.execute(
+            "select path, stem_key from files f join tenants t on t.id = f.tenant_id"
+            " where t.name = 'acme' and f.live"
+        ).fetchall()
+    )
+    assert stems == {
+        "src/Ledger/Keys.py": "keys",
+        "web/keys.test.js": "keys.test",
+        "web/keys.js": "keys",
+        "conf/.keysrc": "",
+        "dist/keys.tar.gz": "keys.tar",
+        "docs/Makefile": "makefile",
+    }
+
+    def mentioned(question: str) -> set:
+        rows = db.execute(
+            "select path, symbol, why from hybrid_search(%s, repo => 'keys', k => 50)",
+            (question + " The rotation fails on every host after the upgrade." * 8,),
+        ).fetchall()
+        return {p for p, s, why in rows if why.get("mention_rank") and not s}
+
+    # a file name: that name whatever its case; a module: that stem, not a longer one
+    assert mentioned("Rotation breaks in `ledger/keys.py` now.") == {"src/Ledger/Keys.py"}
+    assert mentioned("Rotation breaks in `web/keys.js` now.") == {"web/keys.js"}
+    assert mentioned("Rotation breaks when `ledger.keys` is imported.") == {"src/Ledger/Keys.py"}
+
+
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     files = {
         "server/retry.py": "def retry_request(request, attempts):\n    return send(request)\n",

@@ -12,7 +12,7 @@ select
     s.kind
 from unnest($3::text[], $4::bigint[], $5::text[]) as k (blob_sha, repository_id, path)
 cross join
-    lateral (
+    lateral ( -- noqa: ST05
         select
             x.id as symbol_id,
             x.name_key as name,
@@ -26,7 +26,7 @@ cross join
             and x.kind in ('function', 'method')
         -- read by the file (a few hundred rows), never by the names: a name is defined in
         -- every version of every file of the tenant
-        offset 0
+        offset 0 -- noqa: AM09
     ) as s
 -- a file with two callers is listed twice: union keeps each row once
 union

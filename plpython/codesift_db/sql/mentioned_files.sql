@@ -1,17 +1,23 @@
 -- Live files of repositories $1 (tenant $4) named $2 (file names) or, without their
 -- extension, $3 (module names), both lowercase: the candidates for the paths and modules
--- a long question mentions (pipeline/mentions.py checks the rest of each path).
+-- a long question mentions (pipeline/mentions.py checks the rest of each path). Found by
+-- their stem (files.stem_key: the name without its folder and last extension), a file
+-- name's stem taken the same way.
 select
     f.repository_id,
     f.path
 from codesift.files as f
 where
     f.tenant_id = $4
-    and f.repository_id = any($1)
     and f.live
+    and f.stem_key = any(
+        array(select regexp_replace(n.name, '\.[^./]*$', '') from unnest($2::text[]) as n (name))
+        || $3::text[]
+    )
+    and f.repository_id = any($1)
     and (
         lower(regexp_replace(f.path, '^.*/', '')) = any($2)
-        or lower(regexp_replace(f.path, '^.*/|\.[^./]*$', '', 'g')) = any($3)
+        or f.stem_key = any($3)
     )
 order by f.path
 limit 500
