@@ -622,13 +622,30 @@ def set_ranker_model(conn, engine: str, q: Query, opts: Options) -> None:
     )
 
 
+def name_tenant(target: Target, pattern: str | None = None) -> None:
+    """The target's tenant (--tenant, `{repository}` filled in; eval-<repository> by default)
+    and its full commit."""
+    tenant = pattern or "eval-{repository}"
+    target.tenant = tenant.replace("{repository}", _short(target.source or target.name))
+    resolve_commit(target)
+
+
+def find_tenants(conn, targets) -> None:
+    """Each target's tenant_id, from its tenant's name; an error when it was never indexed."""
+    for target in targets:
+        row = conn.execute(
+            "select id from codesift.tenants where name = %s", (target.tenant,)
+        ).fetchone()
+        if row is None:
+            raise SystemExit(f"tenant {target.tenant!r} does not exist: run without --no-index")
+        target.tenant_id = row[0]
+
+
 def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[dict, dict]:
     """Index what is needed, run every query through every arm; (report, details)."""
     targets = {id(q.target): q.target for q in queries}.values()
     for target in targets:
-        tenant = opts.tenant or "eval-{repository}"
-        target.tenant = tenant.replace("{repository}", _short(target.source or target.name))
-        resolve_commit(target)
+        name_tenant(target, opts.tenant)
         if opts.index:
             done = ensure_indexed(dsn, target, target.tenant, opts.embed, opts.progress)
             log(f"{target.name} @ {target.commit[:12]} (tenant {target.tenant}): {done}")
@@ -636,13 +653,7 @@ def evaluate(dsn: str, queries: list[Query], opts: Options, log=print) -> tuple[
     details: dict = {"queries": {}}
     labels = arm_labels(opts)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for target in targets:
-            row = conn.execute(
-                "select id from codesift.tenants where name = %s", (target.tenant,)
-            ).fetchone()
-            if row is None:
-                raise SystemExit(f"tenant {target.tenant!r} does not exist: run without --no-index")
-            target.tenant_id = row[0]
+        find_tenants(conn, targets)
         missing = resolve_gold_lines(conn, queries)
         if missing:
             log(f"{missing} gold symbols not found in the index: matched by name only")

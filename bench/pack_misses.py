@@ -90,16 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     queries = ev.load_queries(json.loads(Path(args.queries).read_text()), args.repo_path)
     fates: collections.Counter = collections.Counter()
     wheres: collections.Counter = collections.Counter()
+    targets = {id(q.target): q.target for q in queries}.values()
+    for target in targets:
+        ev.name_tenant(target)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        for target in {id(q.target): q.target for q in queries}.values():
-            target.tenant = f"eval-{ev._short(target.source or target.name)}"
-            ev.resolve_commit(target)
-            row = conn.execute(
-                "select id from codesift.tenants where name = %s", (target.tenant,)
-            ).fetchone()
-            if row is None:
-                raise SystemExit(f"tenant {target.tenant!r} does not exist: run bench/eval.py")
-            target.tenant_id = row[0]
+        ev.find_tenants(conn, targets)
         ev.resolve_gold_lines(conn, queries)
         ev.set_engine(conn, args.engine)
         for q in queries:
