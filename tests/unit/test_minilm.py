@@ -100,6 +100,19 @@ def test_gelu_2d_and_in_place_agree():
 # --- parity with sentence-transformers -------------------------------------------------------
 
 
+@pytest.mark.parametrize("rows", [1, minilm._SKINNY_ROWS, minilm._SKINNY_ROWS + 1, 300])
+def test_dense_layer_is_x_times_w_transposed_either_way(rows):
+    # a short question's rows take the (w @ x.T).T order, longer texts x @ w.T
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 384), dtype=np.float32)
+    w = rng.standard_normal((1536, 384), dtype=np.float32)
+    got = minilm._linear(x, w)
+    assert got.shape == (rows, 1536) and got.flags["C_CONTIGUOUS"]
+    np.testing.assert_allclose(
+        got, x.astype(np.float64) @ w.T.astype(np.float64), rtol=1e-4, atol=1e-3
+    )
+
+
 def test_matches_sentence_transformers(model, reference):
     texts, expected = reference["texts"], np.asarray(reference["vectors"], dtype=np.float64)
     assert len(texts) == len(expected) == 8
