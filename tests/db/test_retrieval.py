@@ -642,6 +642,10 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     assert mentioned("Rotation breaks in `ledger/keys.py` now.") == {"src/Ledger/Keys.py"}
     assert mentioned("Rotation breaks in `web/keys.js` now.") == {"web/keys.js"}
     assert mentioned("Rotation breaks when `ledger.keys` is imported.") == {"src/Ledger/Keys.py"}
+    # a path outside the repository, or a name with pattern characters, is compared as text
+    # and names nothing: only the scope's indexed files can be found
+    assert mentioned("Rotation reads `../../../etc/passwd` and `/etc/shadow.py` first.") == set()
+    assert mentioned("Rotation breaks in `ke.s.py` and `k%s.py` and `k_ys.js`.") == set()
 
 
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
