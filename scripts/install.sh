@@ -135,16 +135,26 @@ install_uv() {
   [ -x .venv/bin/uv ] || say "uv could not be installed; installing with pip"
 }
 
+# The pip environment variables uv does not read, as uv's flags: a mirror or a wheel folder
+# configured for pip is used by uv too (pip.conf files are not read: set UV_* for those).
+uv_pip_env() {
+  local url
+  [ -z "${PIP_CERT:-}" ] || printf '%s\0' --cert "$PIP_CERT"
+  [ -z "${PIP_INDEX_URL:-}" ] || printf '%s\0' --index-url "$PIP_INDEX_URL"
+  for url in ${PIP_EXTRA_INDEX_URL:-}; do printf '%s\0' --extra-index-url "$url"; done
+  for url in ${PIP_FIND_LINKS:-}; do printf '%s\0' --find-links "$url"; done
+}
+
 # py_install PYTHON ARGS...: install ARGS (pip install's arguments) for interpreter PYTHON,
 # compiled to byte-code (PYTHONDONTWRITEBYTECODE machines would compile every import);
-# with pip when uv is missing or fails (uv reads no pip configuration: PIP_CERT is passed on).
+# with pip when uv is missing or fails.
 py_install() {
   local python=$1
   shift
   if [ -x .venv/bin/uv ]; then
-    local cert=()
-    [ -z "${PIP_CERT:-}" ] || cert=(--cert "$PIP_CERT")
-    if .venv/bin/uv pip install -q --compile-bytecode "${cert[@]}" --python "$python" "$@"; then
+    local env=()
+    mapfile -d '' -t env < <(uv_pip_env)
+    if .venv/bin/uv pip install -q --compile-bytecode "${env[@]}" --python "$python" "$@"; then
       return
     fi
     say "uv could not install $*; trying pip"
