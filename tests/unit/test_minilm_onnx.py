@@ -76,3 +76,62 @@ def test_builtin_embedder_uses_it_outside_the_server(monkeypatch):
     numpy_only = embedders.BuiltinMiniLM()
     numpy_only.encode(TEXTS[:2])
     assert isinstance(numpy_only._engine, minilm.MiniLM)
+
+
+def test_a_question_embedded_beside_the_caller_is_the_numpy_pass_vector(engine):
+    want = minilm.get_model().encode(TEXTS)
+    waits = [engine.start(text) for text in TEXTS]  # several queued on the one worker
+    got = np.stack([wait() for wait in waits])
+    assert np.abs(got - want).max() < 1e-5
+    assert _cosines(got, want).min() >= 0.99999
+
+
+def test_the_worker_thread_blocks_every_signal(engine):
+    import signal
+
+    from codesift_db.embed import worker_thread
+
+    blocked = worker_thread.run_beside(
+        lambda: signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    ).result()
+    assert {signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGUSR1} <= set(blocked)
+    # and the caller's own mask is as it was
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_an_error_on_the_worker_reaches_the_caller_and_the_worker_goes_on(engine):
+    from codesift_db.embed import worker_thread
+
+    def broken():
+        raise RuntimeError("the session failed")
+
+    with pytest.raises(RuntimeError, match="session failed"):
+        worker_thread.run_beside(broken).result()
+    assert np.allclose(
+        engine.start("where are redirects followed?")(),
+        engine.encode(["where are redirects followed?"])[0],
+        atol=1e-6,
+    )
+
+
+def test_the_float32_graph_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(tmp_path))
+    base = minilm.get_model()
+    built = minilm_onnx.float32_graph(base)
+    path = minilm_onnx.float32_path(base)
+    assert path.parent == tmp_path and path.exists()
+    monkeypatch.setattr(minilm_onnx, "build_graph", lambda model: pytest.fail("not from cache"))
+    assert minilm_onnx.float32_graph(base) == built  # read back, not built
+    path.write_bytes(path.read_bytes()[:-10])  # cut short: the digest no longer matches
+    monkeypatch.undo()
+    monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(tmp_path))
+    assert minilm_onnx.float32_graph(base) == built  # built again
+    assert minilm_onnx._read_cached(path) == built  # and the cache mended
+
+
+def test_an_unwritable_cache_still_gives_the_graph(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(blocked / "cache"))
+    base = minilm.get_model()
+    assert minilm_onnx.float32_graph(base) == minilm_onnx.build_graph(base)

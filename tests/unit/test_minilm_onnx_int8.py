@@ -1,6 +1,6 @@
 """The int8 ONNX engine: the quantized graph (per-channel MatMul weights), its disk cache
-(keyed apart from float32, written atomically, rebuilt when damaged), how close its vectors
-are to the float32 ones, and how the engine is chosen and named."""
+(keyed apart from the float32 graph's, written atomically, rebuilt when damaged), how close
+its vectors are to the float32 ones, and how the engine is chosen and named."""
 
 import hashlib
 import json
@@ -66,8 +66,8 @@ def test_the_quantized_graph_has_int8_matmuls_with_a_scale_per_channel(int8_byte
 
 def test_the_int8_graph_is_cached_and_read_back(cache, quantize_calls):
     first = minilm_onnx.OnnxMiniLM(int8=True)
-    files = list(cache.iterdir())
-    assert len(files) == 1 and minilm_onnx.QUANTIZATION in files[0].name
+    files = [f for f in cache.iterdir() if minilm_onnx.QUANTIZATION in f.name]
+    assert len(files) == 1 and len(list(cache.iterdir())) == 2  # and the float32 graph
     assert len(quantize_calls) == 1
     second = minilm_onnx.OnnxMiniLM(int8=True)
     assert len(quantize_calls) == 1  # read from the cache, not quantized again
@@ -75,9 +75,11 @@ def test_the_int8_graph_is_cached_and_read_back(cache, quantize_calls):
     assert np.array_equal(first.encode(texts), second.encode(texts))
 
 
-def test_float32_never_reads_or_writes_the_cache(cache, quantize_calls):
+def test_float32_caches_its_graph_and_never_quantizes(cache, quantize_calls):
     minilm_onnx.OnnxMiniLM()
-    assert not cache.exists() and quantize_calls == []
+    files = list(cache.iterdir())
+    assert len(files) == 1 and files[0].name.startswith("minilm-float32-")
+    assert quantize_calls == []
 
 
 def test_the_cache_key_follows_the_graph_and_the_quantizer(cache, fp32_graph, monkeypatch):
@@ -168,7 +170,7 @@ def test_the_engine_is_chosen_by_the_environment(monkeypatch, cache):
     builtin = embedders.BuiltinMiniLM()
     builtin.encode(["a", "b"])
     assert isinstance(builtin._engine, minilm_onnx.OnnxMiniLM) and builtin._engine.int8
-    # one text too (a loader embeds documents; the server's queries take the NumPy pass):
+    # one text too (a loader embeds documents; the server's questions are float32):
     # a vector stored under the int8 identity is always the int8 engine's
     one = builtin.encode(["where are redirects followed?"])
     assert one == builtin._engine.encode(["where are redirects followed?"]).tolist()
@@ -179,10 +181,15 @@ def test_the_engine_is_chosen_by_the_environment(monkeypatch, cache):
     assert isinstance(fp32._engine, minilm_onnx.OnnxMiniLM) and not fp32._engine.int8
 
 
-def test_inside_the_server_the_engine_is_numpy(monkeypatch):
+def test_inside_the_server_a_question_is_embedded_in_float32(monkeypatch):
+    env = embedders.ENGINE_ENV
     monkeypatch.setitem(__import__("sys").modules, "plpy", object())
-    assert embedders.builtin_engine({embedders.ENGINE_ENV: "onnx-int8"}) == "numpy"
-    assert embedders.builtin_engine({embedders.ENGINE_ENV: "nonsense"}) == "numpy"
+    assert embedders.builtin_engine({}) == "onnx"
+    assert embedders.builtin_engine({env: "onnx-int8"}) == "onnx"
+    assert embedders.builtin_engine({env: "numpy"}) == "numpy"
+    with pytest.raises(embedders.EmbedderUnavailable, match="onnx-int8"):
+        embedders.builtin_engine({env: "nonsense"})
+    assert embedders.vector_identity(SETTINGS, {env: "onnx-int8"}) == minilm.MODEL_NAME
 
 
 def test_int8_vectors_are_stored_under_their_own_identity():

@@ -30,7 +30,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 BUILTIN = "builtin"
@@ -85,6 +85,14 @@ class Embedder(Protocol):
         ...
 
 
+def start(embedder: Embedder, text: str) -> Callable[[], list[float]]:
+    """Begin embedding one text; the function returned waits for its vector (and raises the
+    embedder's errors). Only the built-in model on ONNX Runtime computes beside the caller;
+    any other embedder computes when asked."""
+    begin = getattr(embedder, "start", None)
+    return begin(text) if begin is not None else lambda: embedder.encode([text])[0]
+
+
 def from_settings(settings: Mapping[str, str]) -> Embedder:
     """The embedder codesift.settings describes (rows as key -> value)."""
     provider = (settings.get("embedding_provider") or BUILTIN).strip()
@@ -124,19 +132,23 @@ def _bounded_number(settings: Mapping[str, str], key: str, default: float, top: 
 # --- the built-in MiniLM ---------------------------------------------------------------------
 
 ENGINE_ENV = "CODESIFT_EMBED_ENGINE"
-ENGINE_NUMPY = "numpy"  # the NumPy forward pass (always, inside PostgreSQL)
+ENGINE_NUMPY = "numpy"  # the NumPy forward pass (where ONNX Runtime is not installed)
 ENGINE_ONNX = "onnx"  # ONNX Runtime, float32: the NumPy pass's vectors
 ENGINE_ONNX_INT8 = "onnx-int8"  # ONNX Runtime, MatMul weights in int8: close, not equal
 ENGINES = (ENGINE_NUMPY, ENGINE_ONNX, ENGINE_ONNX_INT8)
 DEFAULT_ENGINE = ENGINE_ONNX
 
 
-def builtin_engine(environ: Mapping[str, str] = os.environ) -> str:
-    """The engine the built-in MiniLM runs on in this process for many texts: NumPy inside
-    PostgreSQL; elsewhere $CODESIFT_EMBED_ENGINE (DEFAULT_ENGINE when unset), NumPy when
-    ONNX Runtime is not installed. Raises EmbedderUnavailable on an unknown name."""
-    if "plpy" in sys.modules:
-        return ENGINE_NUMPY
+def in_postgres() -> bool:
+    """Whether this process is a PostgreSQL backend (PL/Python), which embeds questions."""
+    return "plpy" in sys.modules
+
+
+def builtin_engine(environ: Mapping[str, str] = os.environ, server: bool | None = None) -> str:
+    """The engine the built-in MiniLM runs on in this process: $CODESIFT_EMBED_ENGINE
+    (DEFAULT_ENGINE when unset), NumPy when ONNX Runtime is not installed. Inside PostgreSQL
+    (`server`, by default in_postgres()) a question is embedded in float32, so int8 means
+    float32 ONNX Runtime there. Raises EmbedderUnavailable on an unknown name."""
     wanted = environ.get(ENGINE_ENV, "").strip() or DEFAULT_ENGINE
     if wanted not in ENGINES:
         raise EmbedderUnavailable(
@@ -144,6 +156,8 @@ def builtin_engine(environ: Mapping[str, str] = os.environ) -> str:
         )
     if wanted == ENGINE_NUMPY:
         return ENGINE_NUMPY
+    if in_postgres() if server is None else server:
+        wanted = ENGINE_ONNX
     from . import minilm_onnx
 
     return wanted if minilm_onnx.available() else ENGINE_NUMPY
@@ -163,10 +177,9 @@ def vector_identity(settings: Mapping[str, str], environ: Mapping[str, str] = os
 
 
 class BuiltinMiniLM:
-    """all-MiniLM-L6-v2 in this process: ONNX Runtime in the loader when installed (faster on
-    many texts), the NumPy forward pass otherwise and always inside PostgreSQL (it shares the
-    memory-mapped weights between backends). Both give the same vectors; the opt-in int8
-    engine (builtin_engine) gives close ones, stored under their own identity."""
+    """all-MiniLM-L6-v2 in this process: ONNX Runtime when installed (about twice as fast),
+    the NumPy forward pass otherwise. Both give the same vectors; the opt-in int8 engine
+    (builtin_engine) gives close ones, stored under their own identity."""
 
     def __init__(self, settings: Mapping[str, str] | None = None) -> None:
         try:
@@ -207,11 +220,19 @@ class BuiltinMiniLM:
         texts = list(texts)
         if not texts:
             return []
-        if len(texts) == 1 and self.engine != ENGINE_ONNX_INT8:
-            # one query: the NumPy pass (the same vectors), no session to build; the int8
-            # engine's vectors are its own, so it embeds even one text itself
+        if len(texts) == 1 and self.engine == ENGINE_ONNX and not in_postgres():
+            # one text in the loader: the NumPy pass (the same vectors), no session to
+            # build; a backend keeps its session for every question it is asked
             return self._minilm.get_model().encode(texts).tolist()
         return self._model().encode(texts).tolist()
+
+    def start(self, text: str) -> Callable[[], list[float]]:
+        """Begin embedding one text; the function returned waits for its vector. On ONNX
+        Runtime the forward pass runs beside the caller (minilm_onnx.OnnxMiniLM.start)."""
+        if self.engine == ENGINE_NUMPY:
+            return lambda: self.encode([text])[0]
+        wait = self._model().start(text)
+        return lambda: wait().tolist()
 
 
 # --- an OpenAI-compatible endpoint -----------------------------------------------------------

@@ -318,6 +318,7 @@ class MiniLM:
         from tokenizers import Tokenizer
 
         path = path or model_path()
+        self.path = path
         with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
             config = json.load(f)
         self.hidden = int(config["hidden_size"])

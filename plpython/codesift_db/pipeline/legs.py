@@ -60,10 +60,9 @@ DENSE_FILES = (
 )
 
 
-def legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
-    """Each leg's rows, best first: lex_sym, lex_file (ranked by score), dense_sym,
-    dense_file (by distance). No terms (or a lexical weight of 0): no lexical legs; no
-    vector: no dense legs; a symbol-kind filter asks for symbols only."""
+def lexical_legs(plpy, req: "Request") -> dict:
+    """The lexical legs' rows, best first: lex_sym, lex_file (ranked by score). No terms (or
+    a lexical weight of 0): none; a symbol-kind filter asks for symbols only."""
     p, tenant, repo_ids, weights = req.params, req.tenant, req.repo_ids, req.weights
     terms = req.terms if p.lexical_weight else []
     lex_sym = lex_file = []
@@ -87,33 +86,42 @@ def legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
                     factor,
                 ],
             )
-            lex_file = plans.run(
-                plpy,
-                *BM25_FILES,
-                [
-                    tenant,
-                    terms,
-                    repo_ids,
-                    p.path_prefix,
-                    p.language,
-                    FILE_DEPTH,
-                    p.k1,
-                    p.b,
-                    weights,
-                    factor,
-                ],
-            )
+            if not p.kinds:
+                lex_file = plans.run(
+                    plpy,
+                    *BM25_FILES,
+                    [
+                        tenant,
+                        terms,
+                        repo_ids,
+                        p.path_prefix,
+                        p.language,
+                        FILE_DEPTH,
+                        p.k1,
+                        p.b,
+                        weights,
+                        factor,
+                    ],
+                )
         else:
             lex_sym = plans.run(
                 plpy,
                 *TSRANK_SYMBOLS,
                 [tenant, terms, repo_ids, p.path_prefix, p.language, p.kinds, SYMBOL_DEPTH],
             )
-            lex_file = plans.run(
-                plpy,
-                *TSRANK_FILES,
-                [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
-            )
+            if not p.kinds:
+                lex_file = plans.run(
+                    plpy,
+                    *TSRANK_FILES,
+                    [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
+                )
+    return {"lex_sym": lex_sym, "lex_file": lex_file}
+
+
+def dense_legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
+    """The dense legs' rows, nearest first: dense_sym, dense_file. No vector: none; a
+    symbol-kind filter asks for symbols only."""
+    p, tenant, repo_ids = req.params, req.tenant, req.repo_ids
     dense_sym = dense_file = []
     if vector is not None:
         dense_sym = plans.run(
@@ -127,11 +135,4 @@ def legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
                 *DENSE_FILES,
                 [tenant, vector, model, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
             )
-    if p.kinds:
-        lex_file = []  # a symbol-kind filter asks for symbols only
-    return {
-        "lex_sym": lex_sym,
-        "lex_file": lex_file,
-        "dense_sym": dense_sym,
-        "dense_file": dense_file,
-    }
+    return {"dense_sym": dense_sym, "dense_file": dense_file}

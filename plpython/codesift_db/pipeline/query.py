@@ -2,6 +2,8 @@
 large file's stand-in symbols, and the query vector (the caller's, checked, or embedded
 here with the database's active model)."""
 
+from collections.abc import Callable
+
 from .. import identifiers, plans
 from ..embed import embedders
 from ..errcodes import DATA_EXCEPTION
@@ -41,19 +43,40 @@ def embed_query(
     """The query's vector as a pgvector literal, or None (with a NOTICE, and its reason in
     `notes` when given: degraded.py) when the configured embedder (codesift.settings,
     embedders.from_settings) cannot embed it."""
+    return start_embedding(plpy, text, db_settings, notes)()
+
+
+def start_embedding(
+    plpy, text: str, db_settings: dict | None = None, notes: list[dict] | None = None
+) -> Callable[[], str | None]:
+    """Begin embedding the query; the function returned waits for its vector (embed_query's
+    result). The built-in model on ONNX Runtime computes it beside the caller's SQL
+    (embedders.start); the NOTICEs are raised here, on the backend's own thread."""
     db_settings = db_settings if db_settings is not None else settings(plpy)
     try:
         embedder = embedders.from_settings(db_settings)
         # the model truncates to its first word pieces anyway: never send megabytes
-        return vector_literal(embedder.encode([text[:EMBED_QUERY_CHARS]])[0])
-    except ImportError as exc:  # numpy or tokenizers missing on this server
-        note(
-            plpy,
-            notes,
-            "lexical_only",
-            f"query embedding unavailable ({exc}): lexical + graph only",
-        )
-    except embedders.EndpointUnreachable as exc:
+        wait = embedders.start(embedder, text[:EMBED_QUERY_CHARS])
+    except (ImportError, embedders.EmbedderUnavailable) as exc:
+        unavailable(plpy, exc, notes)
+        return lambda: None
+
+    def vector() -> str | None:
+        try:
+            return vector_literal(wait())
+        except (ImportError, embedders.EmbedderUnavailable) as exc:
+            unavailable(plpy, exc, notes)
+            return None
+
+    return vector
+
+
+def unavailable(plpy, exc: Exception, notes: list[dict] | None) -> None:
+    """Why the query has no vector: a NOTICE, and its reason in `notes`."""
+    if isinstance(exc, ImportError):  # numpy or tokenizers missing on this server
+        detail = f"query embedding unavailable ({exc}): lexical + graph only"
+        note(plpy, notes, "lexical_only", detail)
+    elif isinstance(exc, embedders.EndpointUnreachable):
         note(
             plpy,
             notes,
@@ -61,14 +84,13 @@ def embed_query(
             f"the embedding endpoint is down: query embedding unavailable ({exc}): "
             "lexical + graph only (or pass query_embedding)",
         )
-    except embedders.EmbedderUnavailable as exc:
+    else:
         note(
             plpy,
             notes,
             "lexical_only",
             f"query embedding unavailable ({exc}): lexical + graph only (or pass query_embedding)",
         )
-    return None
 
 
 def builtin(db_settings: dict) -> bool:
@@ -78,10 +100,11 @@ def builtin(db_settings: dict) -> bool:
 
 def query_vector(
     plpy, p: Params, text: str | None = None, notes: list[dict] | None = None
-) -> tuple[str | None, str]:
-    """The vector the dense legs search with (None: no model) and the model it is from;
-    `text` (a long question's digest) is embedded instead of the question when given. Why
-    the vector is missing or may miss goes to `notes` (degraded.py)."""
+) -> tuple[Callable[[], str | None], str]:
+    """The vector the dense legs search with (None: no model), as a function that waits for
+    it, and the model it is from; `text` (a long question's digest) is embedded instead of
+    the question when given, beside the caller's next statements. Why the vector is missing
+    or may miss goes to `notes` (degraded.py)."""
     db_settings = settings(plpy)
     model, dim = db_settings.get("embedding_model", ""), int(db_settings.get("embedding_dim", 0))
     if p.query_embedding is not None:
@@ -95,10 +118,15 @@ def query_vector(
                 hint=f"embed the query with {model} ({dim} dimensions)",
                 sqlstate=DATA_EXCEPTION,
             )
-        return p.query_embedding, model
-    vector = embed_query(plpy, text or p.query, db_settings, notes)
-    if vector is not None and builtin(db_settings):
-        detail = script_detail(p.query)
-        if detail:
-            note(plpy, notes, "question_script", detail)
+        return lambda: p.query_embedding, model
+    wait = start_embedding(plpy, text or p.query, db_settings, notes)
+
+    def vector() -> str | None:
+        found = wait()
+        if found is not None and builtin(db_settings):
+            detail = script_detail(p.query)
+            if detail:
+                note(plpy, notes, "question_script", detail)
+        return found
+
     return vector, model

@@ -3,6 +3,7 @@ candidates; all hybrid_search runs) and run (then the graph, the stand-ins, the 
 pruning, packing and the outlines; what pack_context and explain_context run). Every stage
 after fusion is `stage(plpy, req, items)` (request.py)."""
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from .. import packing, plans
@@ -13,7 +14,7 @@ from .fill import fill
 from .fusion import consensus, fuse
 from .graph import expand_graph
 from .hydrate import hydrate
-from .legs import legs
+from .legs import dense_legs, lexical_legs
 from .mentions import mention_legs
 from .outlines import fill_with_outlines
 from .params import Params, validate
@@ -64,23 +65,29 @@ def report_times(plpy, req: Request) -> None:
 
 
 def hybrid(plpy, req: Request) -> dict:
-    """Stage 1: fused, hydrated, recency-decayed candidates."""
+    """Stage 1: fused, hydrated, recency-decayed candidates. The question is embedded beside
+    the lexical legs and the mentions (query.start_embedding); the dense legs wait for it."""
     p, times = req.params, req.times
     vector, model = None, ""
+    wait: Callable[[], str | None] = lambda: None  # noqa: E731
     if p.dense_weight or p.query_embedding is not None:  # a given embedding is checked
         with times.stage("embed"):
-            vector, model = dense_query(plpy, req)
+            wait, model = dense_query(plpy, req)
+    with times.stage("legs"):
+        found = lexical_legs(plpy, req)
+    with times.stage("mentions"):
+        found.update(mention_legs(plpy, req))
+    with times.stage("embed"):  # what the lexical legs and mentions did not hide
+        vector = wait()
     if not p.dense_weight:
         vector = None  # a leg of weight 0 adds nothing: the dense legs read no vector
     if not req.terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
         return {}
     with times.stage("legs"):
-        found = legs(plpy, req, vector, model)
+        found.update(dense_legs(plpy, req, vector, model))
     if vector is not None and not found["dense_sym"] and not found["dense_file"]:
         no_vectors(plpy, req, model)
-    with times.stage("mentions"):
-        found.update(mention_legs(plpy, req))
     with times.stage("fusion"):
         items = fuse(found, p.lexical_weight, p.dense_weight, req.features.fusion)
     for stage in SEARCH_STAGES:
@@ -89,25 +96,36 @@ def hybrid(plpy, req: Request) -> dict:
     return items
 
 
-def dense_query(plpy, req: Request) -> tuple[str | None, str]:
-    """The vector the dense legs search with and its model. The backlog is read first: when
-    no text in scope has a vector yet, the dense legs could find nothing, so the question
-    is not embedded (a given embedding is still checked) and the answer is lexical only."""
+def dense_query(plpy, req: Request) -> tuple[Callable[[], str | None], str]:
+    """The vector the dense legs search with, as a function that waits for it, and its
+    model. The backlog is read first: when no text in scope has a vector yet, the dense legs
+    could find nothing, so the question is not embedded (a given embedding is still checked)
+    and the answer is lexical only."""
     p = req.params
     active = settings(plpy).get("embedding_model", "")
     backlog, none_embedded = (
         backlog_detail(plpy, req.tenant, req.repo_ids, active) if p.dense_weight else (None, False)
     )
-    vector, model = None, active
+    wait: Callable[[], str | None] = lambda: None  # noqa: E731
+    model = active
     if not (none_embedded and p.query_embedding is None):
         digest = req.reading.digest if req.long_question else None
-        vector, model = query_vector(plpy, p, digest, req.degraded)
-    if backlog and (vector is not None or none_embedded):  # what the dense leg cannot see
+        wait, model = query_vector(plpy, p, digest, req.degraded)
+    if backlog and not none_embedded:  # what the dense leg cannot see (once it has a vector)
+        started = wait
+
+        def wait() -> str | None:
+            vector = started()
+            if vector is not None:
+                note(plpy, req.degraded, "embedding_backlog", backlog)
+            return vector
+
+    elif backlog:
         note(plpy, req.degraded, "embedding_backlog", backlog)
     if none_embedded:
         no_vectors(plpy, req, model)
-        return None, model
-    return vector, model
+        return (lambda: None), model
+    return wait, model
 
 
 def no_vectors(plpy, req: Request, model: str) -> None:
