@@ -124,7 +124,9 @@ def migrate(
 
             require_citus(conn)
             conn.commit()
-        result = run_migrations(conn, embedding_dim=embedding_dim, embedder=choice)
+        result = run_migrations(
+            conn, embedding_dim=embedding_dim, embedder=choice, on_busy=_report_busy
+        )
         from .citus import distribute, is_distributed
 
         if citus or (result.applied and is_distributed(conn)):
@@ -139,6 +141,14 @@ def migrate(
         err.print(f"[green]{len(result.applied)} migration(s) applied[/green]")
     else:
         err.print("nothing to apply: the database is up to date")
+
+
+def _report_busy(attempt: int, pause_s: float, why: str) -> None:
+    """What `codesift migrate` says when its tables are in use by other sessions."""
+    err.print(
+        plain(f"the tables are in use by other sessions ({why}): nothing changed yet; ")
+        + plain(f"trying again in {pause_s:g} s (attempt {attempt + 1})")
+    )
 
 
 @app.command()

@@ -6,6 +6,11 @@ re-run whenever they change, and after anything else ran (a new table needs the 
 and grants of the files after it). All of it happens in one transaction under an advisory
 lock: two installers serialise, and a failure leaves the database exactly as it was.
 
+Its tables may be in use (a worker embedding, an indexer, long questions): a lock not
+granted within LOCK_TIMEOUT, or a deadlock with such a session (the policies are re-made
+table by table), rolls the whole attempt back, so the other session goes on, and it is
+tried again after a pause, up to ATTEMPTS times.
+
 A re-run leaves alone the functions whose definition and grants it would not change
 (`_run_idempotent`): redefining a function, even identically, makes every session that
 runs it rebuild it, and PostgreSQL 15 can crash when that happens to a PL/Python function
@@ -14,6 +19,8 @@ in the middle of a call, so a migrate that changes no function is safe while ser
 
 import hashlib
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +34,10 @@ from .errors import MigrationError
 SQL_DIR = PROJECT_ROOT / "sql"
 LOCK_KEY = 0x636F646573696674  # 'codesift' as an advisory lock key
 MIN_PGVECTOR = (0, 8, 0)
+LOCK_TIMEOUT = "5s"  # a table lock waited for longer rolls the attempt back
+ATTEMPTS = 8
+PAUSES_S = (1, 2, 4, 8)  # between attempts; the last one repeats
+BUSY = (psycopg.errors.DeadlockDetected, psycopg.errors.LockNotAvailable)
 NAME_PATTERN = re.compile(r"^\d{3}-[a-z0-9_-]+\.sql$")
 
 
@@ -191,9 +202,13 @@ def migrate(
     embedding_dim: int | None = None,
     sql_dir: Path = SQL_DIR,
     embedder: EmbedderChoice | None = None,
+    attempts: int = ATTEMPTS,
+    on_busy: Callable[[int, float, str], None] | None = None,
 ) -> MigrateResult:
     """Apply what is pending, in one transaction under an advisory lock; with `embedder`,
-    record that choice of embedder (at first install, or a model the columns can hold)."""
+    record that choice of embedder (at first install, or a model the columns can hold).
+    An attempt that meets busy tables (BUSY) is rolled back and made again, up to
+    `attempts` in all; on_busy(attempt, pause_s, why) is told before each pause."""
     if embedder is not None:
         embedder = embedder.checked()
         if embedding_dim is not None and embedding_dim != embedder.dim:
@@ -201,11 +216,38 @@ def migrate(
                 f"--embedding-dim {embedding_dim} contradicts the embedder's {embedder.dim}"
             )
         embedding_dim = embedder.dim
+    for attempt in range(1, attempts + 1):
+        try:
+            return _migrate_once(conn, embedding_dim, sql_dir, embedder)
+        except BUSY as exc:
+            why = exc.diag.message_primary or str(exc)
+            if attempt == attempts:
+                raise MigrationError(
+                    f"the tables stayed in use by other sessions ({why}) through {attempts} "
+                    "attempts. Nothing was changed. Retry when the load is lighter, or stop "
+                    "the worker (codesift worker) while migrating."
+                ) from None
+            pause = PAUSES_S[min(attempt, len(PAUSES_S)) - 1]
+            if on_busy is not None:
+                on_busy(attempt, pause, why)
+            time.sleep(pause)
+    raise MigrationError("attempts must be at least 1")
+
+
+def _migrate_once(
+    conn: psycopg.Connection,
+    embedding_dim: int | None,
+    sql_dir: Path,
+    embedder: EmbedderChoice | None,
+) -> MigrateResult:
+    """One attempt of migrate (the embedder already checked): everything or nothing."""
     migrations = discover(sql_dir)
     result = MigrateResult()
     try:
         with conn.transaction():
             conn.execute("select pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            # set after the advisory lock: a second installer waits its turn in full
+            conn.execute("select set_config('lock_timeout', %s, true)", (LOCK_TIMEOUT,))
             check_extensions(conn)
             applied = _applied(conn)
             _check_history(migrations, applied)
@@ -329,7 +371,7 @@ def _run(conn: psycopg.Connection, m: Migration) -> None:
                 _run_idempotent(conn, m.text)
             else:
                 conn.execute(m.text)
-    except psycopg.errors.InsufficientPrivilege:
+    except (psycopg.errors.InsufficientPrivilege, *BUSY):
         raise
     except psycopg.Error as exc:
         message = exc.diag.message_primary or str(exc)

@@ -1,12 +1,16 @@
 """`codesift migrate` while the old version serves: re-running the idempotent files
 rewrites only the functions whose definition or grants change (loader/codesift/migrate.py),
-since a redefinition makes every session running that function rebuild it."""
+since a redefinition makes every session running that function rebuild it; and an upgrade
+that meets busy tables (a deadlock with a worker, a long transaction) rolls back, pauses and
+tries again, the other sessions losing nothing."""
 
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import psycopg
+from codesift.errors import MigrationError
 from codesift.migrate import SQL_DIR, discover, migrate
 
 FUNCTION_ROWS = (
@@ -157,3 +161,118 @@ def test_calls_go_on_while_every_idempotent_file_is_re_run(blank_postgresql, tmp
     assert errors == []
     assert calls[0] > 0
     assert conn.execute("select 1").fetchone() == (1,)
+
+
+def _waiting_for_a_lock(conn: psycopg.Connection, pid: int) -> bool:
+    row = conn.execute(
+        "select exists (select from pg_locks where pid = %s and not granted)", (pid,)
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _until(check, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _upgrade_in_a_thread(dsn: str, sql_dir: Path, **kw) -> tuple[threading.Thread, dict]:
+    """migrate(sql_dir) on its own connection in a thread; its pid, result or error and
+    the busy reports go into the dict returned."""
+    out: dict = {"busy": []}
+    conn = psycopg.connect(dsn)
+    out["pid"] = conn.info.backend_pid
+
+    def run() -> None:
+        try:
+            with conn:
+                out["result"] = migrate(
+                    conn, sql_dir=sql_dir, on_busy=lambda *a: out["busy"].append(a), **kw
+                )
+        except Exception as exc:  # asserted by the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, out
+
+
+def _deadlock_a_worker(dsn: str, watcher: psycopg.Connection, upgrade: dict) -> None:
+    """A worker's transaction that holds code_symbols while the upgrade waits for it, then
+    reads settings, which the upgrade locked first: a deadlock, which the upgrade (the
+    first to wait) detects. The worker's transaction must still commit."""
+    with psycopg.connect(dsn) as worker:
+        worker.execute("lock table codesift.code_symbols in row exclusive mode")
+        _until(lambda: _waiting_for_a_lock(watcher, upgrade["pid"]))
+        worker.execute("select count(*) from codesift.settings").fetchone()
+        worker.execute("insert into codesift.settings (key, value) values ('probe', 'kept')")
+    # the connection's block committed: the worker lost nothing
+
+
+def test_an_upgrade_that_deadlocks_with_a_worker_tries_again(blank_postgresql, tmp_path):
+    conn = blank_postgresql
+    migrate(conn)
+    conn.commit()
+    sql_dir = _copy_sql(tmp_path)
+    (sql_dir / "incremental" / "900-a-column.sql").write_text(
+        "alter table codesift.settings add column note text;\n"
+    )
+    dsn = conn.info.dsn
+    with psycopg.connect(dsn, autocommit=True) as watcher:
+        thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir)
+        _deadlock_a_worker(dsn, watcher, upgrade)
+        thread.join(60)
+        assert "error" not in upgrade, upgrade.get("error")
+        assert "incremental/900-a-column.sql" in upgrade["result"].applied
+        assert [why for _, _, why in upgrade["busy"]] == ["deadlock detected"]
+        assert watcher.execute(
+            "select value from codesift.settings where key = 'probe'"
+        ).fetchone() == ("kept",)
+
+
+def test_an_upgrade_out_of_attempts_changes_nothing_and_says_why(blank_postgresql, tmp_path):
+    conn = blank_postgresql
+    migrate(conn)
+    conn.commit()
+    sql_dir = _copy_sql(tmp_path)
+    (sql_dir / "incremental" / "900-a-column.sql").write_text(
+        "alter table codesift.settings add column note text;\n"
+    )
+    dsn = conn.info.dsn
+    with psycopg.connect(dsn, autocommit=True) as watcher:
+        thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir, attempts=1)
+        _deadlock_a_worker(dsn, watcher, upgrade)
+        thread.join(60)
+        error = upgrade.get("error")
+        assert isinstance(error, MigrationError)
+        assert "in use by other sessions" in str(error) and "Nothing was changed" in str(error)
+        assert upgrade["busy"] == []
+        columns = watcher.execute(
+            "select count(*) from information_schema.columns"
+            " where table_schema = 'codesift' and table_name = 'settings' and column_name = 'note'"
+        ).fetchone()
+        assert columns == (0,)
+
+
+def test_an_upgrade_waits_out_a_long_transaction(blank_postgresql, tmp_path, monkeypatch):
+    from codesift import migrate as migrate_module
+
+    monkeypatch.setattr(migrate_module, "LOCK_TIMEOUT", "200ms")
+    monkeypatch.setattr(migrate_module, "PAUSES_S", (0.1,))
+    conn = blank_postgresql
+    migrate(conn)
+    conn.commit()
+    sql_dir = _copy_sql(tmp_path)
+    (sql_dir / "incremental" / "900-a-column.sql").write_text(
+        "alter table codesift.settings add column note text;\n"
+    )
+    dsn = conn.info.dsn
+    with psycopg.connect(dsn) as reader:
+        reader.execute("select count(*) from codesift.settings").fetchone()  # holds it
+        thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir)
+        _until(lambda: len(upgrade["busy"]) >= 2)  # timed out twice, still trying
+    thread.join(60)  # the reader's transaction ended with its block
+    assert "error" not in upgrade, upgrade.get("error")
+    assert "incremental/900-a-column.sql" in upgrade["result"].applied
+    assert {why for _, _, why in upgrade["busy"]} == {"canceling statement due to lock timeout"}
