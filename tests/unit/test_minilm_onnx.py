@@ -116,17 +116,25 @@ def test_an_error_on_the_worker_reaches_the_caller_and_the_worker_goes_on(engine
 
 def test_the_float32_graph_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(tmp_path))
+    stale = tmp_path / "minilm-float32-0123456789abcdef01234567.onnx"  # an older version's
+    stale.write_bytes(b"old")
     base = minilm.get_model()
-    built = minilm_onnx.float32_graph(base)
+    built = minilm_onnx.build_graph(base)
     path = minilm_onnx.float32_path(base)
-    assert path.parent == tmp_path and path.exists()
+    assert minilm_onnx.float32_model(base) == str(path)  # built, cached, given by path
+    assert path.parent == tmp_path and path.read_bytes() == built
+    assert not stale.exists()  # the other version's graph went when this one was written
     monkeypatch.setattr(minilm_onnx, "build_graph", lambda model: pytest.fail("not from cache"))
-    assert minilm_onnx.float32_graph(base) == built  # read back, not built
-    path.write_bytes(path.read_bytes()[:-10])  # cut short: the digest no longer matches
+    assert minilm_onnx.float32_model(base) == str(path)  # read back, not built
+    damaged = bytearray(built)
+    damaged[len(damaged) // 2] ^= 1  # one bit of a weight: the digest no longer matches
+    path.write_bytes(bytes(damaged))
     monkeypatch.undo()
     monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(tmp_path))
-    assert minilm_onnx.float32_graph(base) == built  # built again
-    assert minilm_onnx._read_cached(path) == built  # and the cache mended
+    assert minilm_onnx.float32_model(base) == str(path)  # built again
+    assert path.read_bytes() == built  # and the cache mended
+    path.with_name(path.name + minilm_onnx.DIGEST_SUFFIX).unlink()  # half written
+    assert minilm_onnx.float32_model(base) == str(path) and path.read_bytes() == built
 
 
 def test_an_unwritable_cache_still_gives_the_graph(tmp_path, monkeypatch):
@@ -134,4 +142,7 @@ def test_an_unwritable_cache_still_gives_the_graph(tmp_path, monkeypatch):
     blocked.write_text("not a folder")
     monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(blocked / "cache"))
     base = minilm.get_model()
-    assert minilm_onnx.float32_graph(base) == minilm_onnx.build_graph(base)
+    assert minilm_onnx.float32_model(base) == minilm_onnx.build_graph(base)
+    engine = minilm_onnx.OnnxMiniLM(base)  # a session made from the bytes
+    want = minilm.get_model().encode(["where are redirects followed?"])
+    assert np.abs(engine.encode(["where are redirects followed?"]) - want).max() < 1e-5

@@ -67,7 +67,7 @@ def test_the_quantized_graph_has_int8_matmuls_with_a_scale_per_channel(int8_byte
 def test_the_int8_graph_is_cached_and_read_back(cache, quantize_calls):
     first = minilm_onnx.OnnxMiniLM(int8=True)
     files = [f for f in cache.iterdir() if minilm_onnx.QUANTIZATION in f.name]
-    assert len(files) == 1 and len(list(cache.iterdir())) == 2  # and the float32 graph
+    assert len(files) == 1 and len(list(cache.iterdir())) == 3  # and the float32 graph's two
     assert len(quantize_calls) == 1
     second = minilm_onnx.OnnxMiniLM(int8=True)
     assert len(quantize_calls) == 1  # read from the cache, not quantized again
@@ -77,8 +77,9 @@ def test_the_int8_graph_is_cached_and_read_back(cache, quantize_calls):
 
 def test_float32_caches_its_graph_and_never_quantizes(cache, quantize_calls):
     minilm_onnx.OnnxMiniLM()
-    files = list(cache.iterdir())
-    assert len(files) == 1 and files[0].name.startswith("minilm-float32-")
+    names = sorted(f.name for f in cache.iterdir())
+    assert len(names) == 2 and all(n.startswith("minilm-float32-") for n in names)
+    assert names[1] == names[0] + minilm_onnx.DIGEST_SUFFIX
     assert quantize_calls == []
 
 
