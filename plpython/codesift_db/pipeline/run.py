@@ -111,21 +111,22 @@ def dense_query(plpy, req: Request) -> tuple[Callable[[], str | None], str]:
     if not (none_embedded and p.query_embedding is None):
         digest = req.reading.digest if req.long_question else None
         wait, model = query_vector(plpy, p, digest, req.degraded)
-    if backlog and not none_embedded:  # what the dense leg cannot see (once it has a vector)
-        started = wait
-
-        def wait() -> str | None:
-            vector = started()
-            if vector is not None:
-                note(plpy, req.degraded, "embedding_backlog", backlog)
-            return vector
-
-    elif backlog:
-        note(plpy, req.degraded, "embedding_backlog", backlog)
     if none_embedded:
+        if backlog:
+            note(plpy, req.degraded, "embedding_backlog", backlog)
         no_vectors(plpy, req, model)
         return (lambda: None), model
-    return wait, model
+    if not backlog:
+        return wait, model
+
+    def noted() -> str | None:
+        """The vector, and once there is one, the note of what the dense leg cannot see."""
+        vector = wait()
+        if vector is not None:
+            note(plpy, req.degraded, "embedding_backlog", backlog)
+        return vector
+
+    return noted, model
 
 
 def no_vectors(plpy, req: Request, model: str) -> None:
