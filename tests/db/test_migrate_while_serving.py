@@ -210,15 +210,20 @@ def _deadlock_a_worker(dsn: str, watcher: psycopg.Connection, upgrade: dict) -> 
     # the connection's block committed: the worker lost nothing
 
 
-def test_an_upgrade_that_deadlocks_with_a_worker_tries_again(blank_postgresql, tmp_path):
-    conn = blank_postgresql
+def _installed_with_an_upgrade(conn: psycopg.Connection, tmp_path: Path) -> tuple[str, Path]:
+    """The database installed (committed), and a copy of sql/ with one more migration: a
+    column added to settings. Its DSN and the copy."""
     migrate(conn)
     conn.commit()
     sql_dir = _copy_sql(tmp_path)
     (sql_dir / "incremental" / "900-a-column.sql").write_text(
         "alter table codesift.settings add column note text;\n"
     )
-    dsn = conn.info.dsn
+    return conn.info.dsn, sql_dir
+
+
+def test_an_upgrade_that_deadlocks_with_a_worker_tries_again(blank_postgresql, tmp_path):
+    dsn, sql_dir = _installed_with_an_upgrade(blank_postgresql, tmp_path)
     with psycopg.connect(dsn, autocommit=True) as watcher:
         thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir)
         _deadlock_a_worker(dsn, watcher, upgrade)
@@ -232,14 +237,7 @@ def test_an_upgrade_that_deadlocks_with_a_worker_tries_again(blank_postgresql, t
 
 
 def test_an_upgrade_out_of_attempts_changes_nothing_and_says_why(blank_postgresql, tmp_path):
-    conn = blank_postgresql
-    migrate(conn)
-    conn.commit()
-    sql_dir = _copy_sql(tmp_path)
-    (sql_dir / "incremental" / "900-a-column.sql").write_text(
-        "alter table codesift.settings add column note text;\n"
-    )
-    dsn = conn.info.dsn
+    dsn, sql_dir = _installed_with_an_upgrade(blank_postgresql, tmp_path)
     with psycopg.connect(dsn, autocommit=True) as watcher:
         thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir, attempts=1)
         _deadlock_a_worker(dsn, watcher, upgrade)
@@ -260,14 +258,7 @@ def test_an_upgrade_waits_out_a_long_transaction(blank_postgresql, tmp_path, mon
 
     monkeypatch.setattr(migrate_module, "LOCK_TIMEOUT", "200ms")
     monkeypatch.setattr(migrate_module, "PAUSES_S", (0.1,))
-    conn = blank_postgresql
-    migrate(conn)
-    conn.commit()
-    sql_dir = _copy_sql(tmp_path)
-    (sql_dir / "incremental" / "900-a-column.sql").write_text(
-        "alter table codesift.settings add column note text;\n"
-    )
-    dsn = conn.info.dsn
+    dsn, sql_dir = _installed_with_an_upgrade(blank_postgresql, tmp_path)
     with psycopg.connect(dsn) as reader:
         reader.execute("select count(*) from codesift.settings").fetchone()  # holds it
         thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir)

@@ -220,22 +220,30 @@ def _read_cached(path: Path) -> bytes | None:
 
 
 def _write_cached(path: Path, model: bytes) -> None:
-    """Write the cache file atomically (a temporary file renamed over it); a cache that
-    cannot be written is not an error, the graph is just quantized again next time."""
+    """Write the cache file atomically; a cache that cannot be written is not an error, the
+    graph is just quantized again next time."""
+    _write_atomic(path, _CACHE_MAGIC + hashlib.sha256(model).digest() + model)
+
+
+def _write_atomic(target: Path, data: bytes) -> bool:
+    """Write data to target through a temporary file renamed over it; False if the folder
+    or the file cannot be written."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
     except OSError:
-        return
+        return False
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_CACHE_MAGIC + hashlib.sha256(model).digest() + model)
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        return False
+    return True
 
 
 def float32_path(model: minilm.MiniLM) -> Path:
@@ -263,23 +271,9 @@ def _write_plain(path: Path, model: bytes) -> bool:
     """Write the model, then its digest, each atomically; False if the cache cannot be
     written (not an error: the graph is built again next time)."""
     digest = hashlib.sha256(model).hexdigest().encode()
-    for target, data in ((path, model), (path.with_name(path.name + DIGEST_SUFFIX), digest)):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=path.parent)
-        except OSError:
-            return False
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            return False
-    return True
+    return _write_atomic(path, model) and _write_atomic(
+        path.with_name(path.name + DIGEST_SUFFIX), digest
+    )
 
 
 def float32_model(model: minilm.MiniLM) -> str | bytes:

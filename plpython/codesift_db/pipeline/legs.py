@@ -65,56 +65,21 @@ def lexical_legs(plpy, req: "Request") -> dict:
     a lexical weight of 0): none; a symbol-kind filter asks for symbols only."""
     p, tenant, repo_ids, weights = req.params, req.tenant, req.repo_ids, req.weights
     terms = req.terms if p.lexical_weight else []
-    lex_sym = lex_file = []
-    if terms:
-        if p.ranking == "bm25":
-            factor = plans.run(plpy, *SCOPE_FACTOR, [tenant, repo_ids])[0]["factor"]
-            lex_sym = plans.run(
-                plpy,
-                *BM25_SYMBOLS,
-                [
-                    tenant,
-                    terms,
-                    repo_ids,
-                    p.path_prefix,
-                    p.language,
-                    p.kinds,
-                    SYMBOL_DEPTH,
-                    p.k1,
-                    p.b,
-                    weights,
-                    factor,
-                ],
-            )
-            if not p.kinds:
-                lex_file = plans.run(
-                    plpy,
-                    *BM25_FILES,
-                    [
-                        tenant,
-                        terms,
-                        repo_ids,
-                        p.path_prefix,
-                        p.language,
-                        FILE_DEPTH,
-                        p.k1,
-                        p.b,
-                        weights,
-                        factor,
-                    ],
-                )
-        else:
-            lex_sym = plans.run(
-                plpy,
-                *TSRANK_SYMBOLS,
-                [tenant, terms, repo_ids, p.path_prefix, p.language, p.kinds, SYMBOL_DEPTH],
-            )
-            if not p.kinds:
-                lex_file = plans.run(
-                    plpy,
-                    *TSRANK_FILES,
-                    [tenant, terms, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
-                )
+    lex_sym: list = []
+    lex_file: list = []
+    if not terms:
+        return {"lex_sym": lex_sym, "lex_file": lex_file}
+    scope = [tenant, terms, repo_ids, p.path_prefix, p.language]
+    if p.ranking == "bm25":
+        factor = plans.run(plpy, *SCOPE_FACTOR, [tenant, repo_ids])[0]["factor"]
+        bm25 = [p.k1, p.b, weights, factor]
+        lex_sym = plans.run(plpy, *BM25_SYMBOLS, [*scope, p.kinds, SYMBOL_DEPTH, *bm25])
+        if not p.kinds:
+            lex_file = plans.run(plpy, *BM25_FILES, [*scope, FILE_DEPTH, *bm25])
+    else:
+        lex_sym = plans.run(plpy, *TSRANK_SYMBOLS, [*scope, p.kinds, SYMBOL_DEPTH])
+        if not p.kinds:
+            lex_file = plans.run(plpy, *TSRANK_FILES, [*scope, FILE_DEPTH])
     return {"lex_sym": lex_sym, "lex_file": lex_file}
 
 
