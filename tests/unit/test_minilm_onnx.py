@@ -146,3 +146,36 @@ def test_an_unwritable_cache_still_gives_the_graph(tmp_path, monkeypatch):
     engine = minilm_onnx.OnnxMiniLM(base)  # a session made from the bytes
     want = minilm.get_model().encode(["where are redirects followed?"])
     assert np.abs(engine.encode(["where are redirects followed?"]) - want).max() < 1e-5
+
+
+def test_a_runtime_that_cannot_make_a_session_falls_back_to_the_numpy_pass(monkeypatch):
+    calls = []
+
+    def broken():
+        calls.append(1)
+        raise RuntimeError("this CPU lacks an instruction the kernels need")
+
+    monkeypatch.setitem(__import__("sys").modules, "plpy", object())  # inside the server
+    monkeypatch.delenv("CODESIFT_EMBED_ENGINE", raising=False)
+    monkeypatch.setattr(embedders, "_ONNX_FAILED", [])
+    monkeypatch.setattr(minilm_onnx, "get_model", broken)
+    text = "where are redirects followed?"
+    want = minilm.get_model().encode([text])[0]
+    with pytest.warns(RuntimeWarning, match="NumPy pass embeds instead"):
+        first = embedders.BuiltinMiniLM().start(text)()
+    assert np.abs(np.asarray(first) - want).max() < 1e-6
+    again = embedders.BuiltinMiniLM()  # the next question: no second try in this process
+    assert np.abs(np.asarray(again.encode([text])[0]) - want).max() < 1e-6
+    assert calls == [1] and again.engine == embedders.ENGINE_NUMPY
+
+
+def test_the_int8_engine_never_stands_in_with_float32_vectors(monkeypatch):
+    monkeypatch.setenv("CODESIFT_EMBED_ENGINE", "onnx-int8")
+    monkeypatch.setattr(embedders, "_ONNX_FAILED", ["an earlier float32 failure"])
+
+    def broken():
+        raise RuntimeError("no session")
+
+    monkeypatch.setattr(minilm_onnx, "get_int8_model", broken)
+    with pytest.raises(RuntimeError, match="no session"):
+        embedders.BuiltinMiniLM().encode(["a", "b"])

@@ -30,6 +30,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -176,6 +177,9 @@ def vector_identity(settings: Mapping[str, str], environ: Mapping[str, str] = os
     return model
 
 
+_ONNX_FAILED: list[str] = []  # why this process's ONNX Runtime could not make a session
+
+
 class BuiltinMiniLM:
     """all-MiniLM-L6-v2 in this process: ONNX Runtime when installed (about twice as fast),
     the NumPy forward pass otherwise. Both give the same vectors; the opt-in int8 engine
@@ -206,15 +210,36 @@ class BuiltinMiniLM:
         self._engine: Any = None  # minilm.MiniLM or minilm_onnx.OnnxMiniLM, on first use
 
     def _model(self):
+        if self._engine is None and self.engine == ENGINE_ONNX and _ONNX_FAILED:
+            self.engine = ENGINE_NUMPY  # this process's runtime could not make a session
         if self._engine is None:
             if self.engine == ENGINE_NUMPY:
                 self._engine = self._minilm.get_model()
-            else:
+            elif self.engine == ENGINE_ONNX_INT8:  # its vectors are its own: no stand-in
                 from . import minilm_onnx
 
-                int8 = self.engine == ENGINE_ONNX_INT8
-                self._engine = minilm_onnx.get_int8_model() if int8 else minilm_onnx.get_model()
+                self._engine = minilm_onnx.get_int8_model()
+            else:
+                self._engine = self._float32_onnx()
         return self._engine
+
+    def _float32_onnx(self):
+        """The float32 ONNX Runtime model; where this process's ONNX Runtime cannot make a
+        session, the NumPy pass (the same vectors), with a warning once per process."""
+        from . import minilm_onnx
+
+        try:
+            return minilm_onnx.get_model()
+        except Exception as exc:  # ONNX Runtime's errors derive from Exception only
+            _ONNX_FAILED.append(str(exc))
+            warnings.warn(
+                f"ONNX Runtime could not make the MiniLM session ({exc}): the NumPy pass "
+                "embeds instead (the same vectors, slower)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            self.engine = ENGINE_NUMPY
+            return self._minilm.get_model()
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         texts = list(texts)
@@ -229,9 +254,10 @@ class BuiltinMiniLM:
     def start(self, text: str) -> Callable[[], list[float]]:
         """Begin embedding one text; the function returned waits for its vector. On ONNX
         Runtime the forward pass runs beside the caller (minilm_onnx.OnnxMiniLM.start)."""
+        model = self._model()
         if self.engine == ENGINE_NUMPY:
             return lambda: self.encode([text])[0]
-        wait = self._model().start(text)
+        wait = model.start(text)
         return lambda: wait().tolist()
 
 
