@@ -261,7 +261,8 @@ def test_an_upgrade_waits_out_a_long_transaction(blank_postgresql, tmp_path, mon
     dsn, sql_dir = _installed_with_an_upgrade(blank_postgresql, tmp_path)
     with psycopg.connect(dsn) as reader:
         reader.execute("select count(*) from codesift.settings").fetchone()  # holds it
-        thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir)
+        # attempts to spare: a slow host may take a while to end the reader's transaction
+        thread, upgrade = _upgrade_in_a_thread(dsn, sql_dir, attempts=100)
         _until(lambda: len(upgrade["busy"]) >= 2)  # timed out twice, still trying
     thread.join(60)  # the reader's transaction ended with its block
     assert "error" not in upgrade, upgrade.get("error")
