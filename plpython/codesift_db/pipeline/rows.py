@@ -57,7 +57,7 @@ def _where(item: dict) -> dict:
 def _packed(plpy, p: Params, notes: list[dict]) -> list[tuple[dict, dict]]:
     """(row without `why`, the packed item) for each packed item, in rank order."""
     rows: list[tuple[dict, dict]] = []
-    for item in run(plpy, p, notes=notes):
+    for item in run(plpy, p, notes=notes, packed_only=True):
         if not item.get("packed"):
             continue
         row = {

@@ -142,21 +142,26 @@ def no_vectors(plpy, req: Request, model: str) -> None:
 
 
 def run(
-    plpy, p: Params, times: StageTimes | None = None, notes: list[dict] | None = None
+    plpy,
+    p: Params,
+    times: StageTimes | None = None,
+    notes: list[dict] | None = None,
+    packed_only: bool = False,
 ) -> list[dict]:
     """Every candidate in score order with each stage's decision (explain_context's rows);
     `times`, when given, gets each stage's milliseconds, and `notes` why the answer is
-    degraded (degraded.py)."""
+    degraded (degraded.py). `packed_only`: the caller reads only the packed items (their
+    language is looked up, not the others')."""
     req = prepare(plpy, p, packs=True, notes=notes)
     if times is not None:
         times.ms.update(req.times.ms)
         req = replace(req, times=times)
-    result = _run(plpy, req)
+    result = _run(plpy, req, packed_only)
     report_times(plpy, req)
     return result
 
 
-def _run(plpy, req: Request) -> list[dict]:
+def _run(plpy, req: Request, packed_only: bool = False) -> list[dict]:
     p, times = req.params, req.times
     items = hybrid(plpy, req)
     if not items:
@@ -193,7 +198,9 @@ def _run(plpy, req: Request) -> list[dict]:
     for rank, item in enumerate(result, 1):
         item["candidate_rank"] = rank
     with times.stage("languages"):
-        add_languages(plpy, req.tenant, result)
+        add_languages(
+            plpy, req.tenant, [i for i in result if i.get("packed")] if packed_only else result
+        )
     return result
 
 
