@@ -641,6 +641,8 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     # a file name: that name whatever its case; a module: that stem, not a longer one
     assert mentioned("Rotation breaks in `ledger/keys.py` now.") == {"src/Ledger/Keys.py"}
     assert mentioned("Rotation breaks in `web/keys.js` now.") == {"web/keys.js"}
+    # a file name with dots before its extension is read whole: the test file, not keys.js
+    assert mentioned("Rotation breaks in web/keys.test.js now.") == {"web/keys.test.js"}
     assert mentioned("Rotation breaks when `ledger.keys` is imported.") == {"src/Ledger/Keys.py"}
     # a path outside the repository, or a name with pattern characters, is compared as text
     # and names nothing: only the scope's indexed files can be found

@@ -234,6 +234,10 @@ def test_mentions_match_at_path_boundaries(mention, path, fits):
         ("see src\\flask\\cli.py for the loader", "src/flask/cli.py", True),
         ("foo/cli.py:12: in main", "src/flask/cli.py", False),
         ("cli.py:12: in main", "src/flask/cli.py", True),
+        # a file name with dots before its extension is one mention, read whole
+        ("the test web/keys.test.js fails", "web/keys.test.js", True),
+        ("see app.spec.ts, line 3", "src/app.spec.ts", True),
+        ("see app.spec.ts, line 3", "src/spec.ts", False),
     ],
 )
 def test_a_paths_mention_is_read_whole(text, path, fits):

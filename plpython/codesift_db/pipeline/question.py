@@ -43,9 +43,10 @@ _BOILERPLATE = re.compile(
     re.M,
 )
 # absolute and Windows paths are read whole: the bare file name of a path outside the
-# repository (C:\Python38\lib\pathlib.py) would match the repository's file of that name
+# repository (C:\Python38\lib\pathlib.py) would match the repository's file of that name;
+# a file name may hold dots before its extension (keys.test.js, app.spec.ts)
 _PATH = re.compile(
-    r"(?<![\w/\\.:-])((?:[A-Za-z]:[/\\]|/)?(?:[\w.~-]+[/\\])*[\w-]+\."
+    r"(?<![\w/\\.:-])((?:[A-Za-z]:[/\\]|/)?(?:[\w.~-]+[/\\])*[\w-]+(?:\.[\w-]+)*\."
     r"(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rb|"
     r"rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|scala|sh))\b"
 )
