@@ -270,6 +270,27 @@ def test_safetensors_reader_matches_the_library():
         np.testing.assert_array_equal(ours[name], array)
 
 
+def test_a_short_encode_is_cut_into_several_batches_a_worker(monkeypatch):
+    # a claim of the queue (64 texts) on two workers: 16 batches of 4 taken in turn, not two
+    # halves of 32 (one of them all the longest texts); longest first, back in input order
+    monkeypatch.setenv("CODESIFT_EMBED_THREADS", "2")
+    sizes: list[int] = []
+
+    def forward(batch):
+        sizes.append(len(batch))
+        return np.stack([np.full(minilm.DIMENSION, len(t), dtype=np.float32) for t in batch])
+
+    texts = [f"t{i}" for i in range(64)]
+    out = minilm.encode_in_batches(
+        texts, lambda ts: [np.arange(int(t[1:]) + 1) for t in ts], forward, 32
+    )
+    assert sorted(sizes) == [4] * 16
+    assert out[:, 0].tolist() == [float(i + 1) for i in range(64)]
+    sizes.clear()
+    minilm.encode_in_batches(texts * 20, lambda ts: [np.arange(3)] * len(ts), forward, 32)
+    assert max(sizes) == 32  # a long encode keeps the batch size asked
+
+
 def test_no_worker_threads_inside_postgres(monkeypatch):
     monkeypatch.delenv("CODESIFT_EMBED_THREADS", raising=False)
     monkeypatch.setitem(sys.modules, "plpy", object())

@@ -54,6 +54,7 @@ _SKINNY_ROWS = 48
 # backend (PL/Python), where concurrency comes from connections. CODESIFT_EMBED_THREADS
 # overrides both.
 _MAX_WORKERS = 8
+BATCHES_PER_WORKER = 8  # a short encode() (a claim of the queue) is cut at least this fine
 
 
 def _default_workers() -> int:
@@ -516,8 +517,10 @@ def encode_in_batches(texts, token_ids, forward, batch_size: int) -> np.ndarray:
     # the largest batch, the memory peak, comes first); results go back in input order.
     order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
     workers = min(_default_workers(), len(texts))
-    # Enough batches to keep every worker busy; a text's vector does not depend on its batch.
-    size = max(1, min(int(batch_size), -(-len(texts) // workers)))
+    # Several batches a worker, taken in turn: the worker's claims of 64 texts were cut in
+    # two, and the half with the longer texts kept one core busy while the other waited.
+    # A text's vector does not depend on its batch.
+    size = max(1, min(int(batch_size), -(-len(texts) // (workers * BATCHES_PER_WORKER))))
     batches = [order[i : i + size] for i in range(0, len(order), size)]
 
     def run(idx: list[int]) -> None:

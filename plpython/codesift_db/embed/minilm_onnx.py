@@ -47,7 +47,7 @@ import numpy as np
 from . import minilm
 from .worker_thread import run_beside
 
-BATCH = 32
+BATCH = 8  # texts a session run: each is padded to the batch's longest, so fewer pad less
 # The word-embedding lookup stays in NumPy (the table stays memory-mapped, not copied into the
 # session): the graph's input is the (batch, tokens, 384) sum of word, position and type rows.
 _INPUT = "embeddings"
