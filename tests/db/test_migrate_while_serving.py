@@ -200,9 +200,12 @@ def _upgrade_in_a_thread(dsn: str, sql_dir: Path, **kw) -> tuple[threading.Threa
 
 def _deadlock_a_worker(dsn: str, watcher: psycopg.Connection, upgrade: dict) -> None:
     """A worker's transaction that holds code_symbols while the upgrade waits for it, then
-    reads settings, which the upgrade locked first: a deadlock, which the upgrade (the
-    first to wait) detects. The worker's transaction must still commit."""
+    reads settings, which the upgrade locked first: a deadlock, which the upgrade detects.
+    The worker's transaction must still commit."""
     with psycopg.connect(dsn) as worker:
+        # the session that checks for the deadlock first is the one cancelled: the upgrade's,
+        # which waited first, once the worker's own check comes later than any host's delay
+        worker.execute("set deadlock_timeout = '60s'")
         worker.execute("lock table codesift.code_symbols in row exclusive mode")
         _until(lambda: _waiting_for_a_lock(watcher, upgrade["pid"]))
         worker.execute("select count(*) from codesift.settings").fetchone()
