@@ -99,13 +99,18 @@ def builtin(db_settings: dict) -> bool:
 
 
 def query_vector(
-    plpy, p: Params, text: str | None = None, notes: list[dict] | None = None
+    plpy,
+    p: Params,
+    text: str | None = None,
+    notes: list[dict] | None = None,
+    db_settings: dict | None = None,
 ) -> tuple[Callable[[], str | None], str]:
     """The vector the dense legs search with (None: no model), as a function that waits for
     it, and the model it is from; `text` (a long question's digest) is embedded instead of
     the question when given, beside the caller's next statements. Why the vector is missing
-    or may miss goes to `notes` (degraded.py)."""
-    db_settings = settings(plpy)
+    or may miss goes to `notes` (degraded.py). `db_settings`: codesift.settings, when the
+    caller has read them already."""
+    db_settings = db_settings if db_settings is not None else settings(plpy)
     model, dim = db_settings.get("embedding_model", ""), int(db_settings.get("embedding_dim", 0))
     if p.query_embedding is not None:
         given = plans.run(

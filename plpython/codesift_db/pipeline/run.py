@@ -102,7 +102,8 @@ def dense_query(plpy, req: Request) -> tuple[Callable[[], str | None], str]:
     could find nothing, so the question is not embedded (a given embedding is still checked)
     and the answer is lexical only."""
     p = req.params
-    active = settings(plpy).get("embedding_model", "")
+    db_settings = settings(plpy)
+    active = db_settings.get("embedding_model", "")
     backlog, none_embedded = (
         backlog_detail(plpy, req.tenant, req.repo_ids, active) if p.dense_weight else (None, False)
     )
@@ -110,7 +111,7 @@ def dense_query(plpy, req: Request) -> tuple[Callable[[], str | None], str]:
     model = active
     if not (none_embedded and p.query_embedding is None):
         digest = req.reading.digest if req.long_question else None
-        wait, model = query_vector(plpy, p, digest, req.degraded)
+        wait, model = query_vector(plpy, p, digest, req.degraded, db_settings)
     if none_embedded:
         if backlog:
             note(plpy, req.degraded, "embedding_backlog", backlog)
