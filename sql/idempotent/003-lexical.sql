@@ -331,6 +331,9 @@ security invoker
 set search_path = codesift, public
 set jit = off
 set plan_cache_mode = force_generic_plan
+-- the postings are summed per document by hashing: the planner, misled by the
+-- per-term LIMIT, sorts thousands of them by document instead
+set enable_sort = off
 as $fn$
 #variable_conflict use_column
 declare
@@ -538,6 +541,9 @@ security invoker
 set search_path = codesift, public
 set jit = off
 set plan_cache_mode = force_generic_plan
+-- the postings are summed per document by hashing: the planner, misled by the
+-- per-term LIMIT, sorts thousands of them by document instead
+set enable_sort = off
 as $fn$
 #variable_conflict use_column
 declare
