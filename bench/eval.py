@@ -245,6 +245,15 @@ class Query:
     extra: dict = field(default_factory=dict)
 
 
+def first_chars(text: str, n: int) -> str:
+    """The text's first n characters, ending at a word's end when one ends in them."""
+    if len(text) <= n:
+        return text
+    cut = text[: n + 1]
+    end = max(cut.rfind(" "), cut.rfind("\n"))
+    return (cut[:end] if end > 0 else cut[:n]).rstrip()
+
+
 def _short(repository: str) -> str:
     return repository.rstrip("/").split("/")[-1]
 
@@ -887,6 +896,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N queries")
     parser.add_argument("--ids", help="only these comma-separated query ids")
     parser.add_argument(
+        "--first-chars",
+        type=int,
+        metavar="N",
+        help="ask each question cut to its first N characters, at a word's end (an issue "
+        "as briefly as an agent may pass it)",
+    )
+    parser.add_argument(
         "--recency-lambda",
         type=float,
         help="recency decay passed to hybrid_search/pack_context (default: the engine's 0.0001)",
@@ -938,6 +954,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.limit:
         queries = queries[: args.limit]
+    if args.first_chars:
+        for q in queries:
+            q.text = first_chars(q.text, args.first_chars)
     if skipped:
         print(
             "skipped queries of repositories without --repo-path: "

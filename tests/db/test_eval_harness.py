@@ -186,6 +186,14 @@ def test_engines_name_the_settings_they_select():
         harness.engine_settings("no-nonsense")
 
 
+def test_first_chars_cuts_a_question_at_a_words_end():
+    text = "Session drops cookies\nWhen a redirect answers 302 the cookie jar is lost."
+    assert harness.first_chars(text, 200) == text
+    assert harness.first_chars(text, 25) == "Session drops cookies"
+    assert harness.first_chars(text, 30) == "Session drops cookies\nWhen a"
+    assert harness.first_chars("x" * 50, 10) == "x" * 10  # no word ends in it: cut as it is
+
+
 def test_a_checkpoint_resumes_after_the_queries_it_holds(dsn, make_repo, tmp_path):
     root = make_repo(FILES, name="shop")
     queries = tmp_path / "shop.json"

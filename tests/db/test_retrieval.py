@@ -523,6 +523,9 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
         "examples/retry_demo.py": recency.BUG_REPORT_PRIOR,  # for a bug report, not code
     }
     assert db.execute(sql, (report,)).fetchone()[0] == "net/retry.py"
+    # an issue's title and body, however short, is a bug report too
+    issue = "Backoff delay grows too fast\nCalling backoff_delay(40) waits for hours."
+    assert priors(issue)["tests/test_retry.py"] == recency.BUG_REPORT_PRIOR
     # a short question keeps the test prior; so does the engine without the kind prior
     short = priors("backoff delay grows")
     assert short["tests/test_retry.py"] == recency.TEST_PRIOR

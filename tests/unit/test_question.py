@@ -51,6 +51,24 @@ def test_a_short_question_is_read_as_written():
     assert weights is None and "redirects" in terms
 
 
+def test_a_short_issue_of_title_and_body_is_read_as_a_report():
+    issue = (
+        "Display the fixture scope with `--fixtures`\n"
+        "Today the only way to learn a fixture's scope is the docs or the source."
+    )
+    assert len(issue) < question.LONG_QUERY_CHARS
+    reading = question.read(issue)
+    assert reading.long and "fixtures" in reading.signal
+    assert reading.digest.startswith("Display the fixture scope")
+    assert not reading.wants_docs  # its title asks for code; its body only names the docs
+    assert question.read("Typo in the docs\nThe tutorial says `sesion`.").wants_docs
+    _, weights = question.weighted_terms(issue, reading)
+    assert weights is not None
+    # one line stays a short question, a trailing line break or blank lines around it too
+    for one_line in ("where are redirects followed?\n", "\n  where are redirects followed?  \n\n"):
+        assert not question.read(one_line).long
+
+
 def test_a_long_report_yields_identifiers_frames_errors_and_paths():
     reading = question.read(REPORT)
     assert reading.long

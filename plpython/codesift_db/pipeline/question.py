@@ -1,6 +1,7 @@
 """Query understanding for long questions (a bug report, a log): what in the text names code.
 
-A short question is searched as written. A long one (LONG_QUERY_CHARS or more) mixes prose,
+A short question is searched as written. A long one (LONG_QUERY_CHARS or more, or of several
+lines: an issue's title and body pasted whole, however short) mixes prose,
 issue-template boilerplate (headings, checklists, version dumps) and the few things that
 name code: identifiers (in backticks, in code blocks, CamelCase, snake_case, dotted), file
 paths and module names, traceback frames, error class names. `read` pulls those out:
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .. import identifiers
 
-LONG_QUERY_CHARS = 400  # below this a question is searched exactly as written (today's path)
+LONG_QUERY_CHARS = 400  # below this a one-line question is searched exactly as written
 SCAN_CHARS = 20_000  # text read for signal; the rest of a huge paste adds nothing new
 SIGNAL_WEIGHT = 1.0
 PROSE_WEIGHT = 0.2
@@ -72,7 +73,8 @@ _DOC_WORDS = re.compile(
 
 @dataclass
 class Reading:
-    """What a question names: empty lists and `long` False for a short question."""
+    """What a question names: empty lists and `long` False for a short question (one line,
+    under LONG_QUERY_CHARS: is_long)."""
 
     long: bool = False
     signal: list[str] = field(default_factory=list)  # identifiers, in order of mention
@@ -116,9 +118,15 @@ def _module_paths(dotted: str) -> list[str]:
     return ["/".join(parts[:n]) for n in range(len(parts), max(1, len(parts) - 3), -1)]
 
 
+def is_long(text: str) -> bool:
+    """Whether a question is read as a report: LONG_QUERY_CHARS or more, or several lines (an
+    issue's title and body: its title says what it asks, its body how it fails)."""
+    return len(text) >= LONG_QUERY_CHARS or "\n" in text.strip()
+
+
 def read(text: str) -> Reading:
     """The question's signal (see the module docstring); short questions come back empty."""
-    if not isinstance(text, str) or len(text) < LONG_QUERY_CHARS:
+    if not isinstance(text, str) or not is_long(text):
         return Reading(wants_docs=bool(_DOC_WORDS.search(text or "")))
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
