@@ -602,6 +602,30 @@ def test_a_traceback_frame_names_the_definition_in_its_file(db, dsn, make_repo):
     }
 
 
+NODE_TRACE = (
+    "Mounting a router twice crashes the server\n\n"
+    + "Every request after the second mount fails with the error below. " * 4
+    + "\n\nTypeError: Cannot read properties of undefined (reading 'pop')\n"
+    "    at handle (/srv/app/node_modules/acme/lib/router/layer.js:2:22)\n"
+    "    at Object.<anonymous> (/srv/app/server.js:12:3)\n"
+)
+
+
+def test_a_javascript_stack_frame_names_the_definition_in_its_file(db, dsn, make_repo):
+    # 40 files define a function handle: the frame's file (an installed package's path; the
+    # repository keeps it under lib/) says which one ran
+    handler = "function handle(job) {\n  return job;\n}\nmodule.exports = handle;\n"
+    files = {f"lib/jobs/j{i:02d}.js": handler for i in range(40)}
+    files["lib/router/layer.js"] = (
+        "function handle(stack, req) {\n  return stack.pop()(req);\n}\nmodule.exports = handle;\n"
+    )
+    _index_as_acme(db, dsn, make_repo, files, "router")
+    assert _mentioned(db, NODE_TRACE, "router") == {("lib/router/layer.js", "handle")}
+    # without frames the name alone fits 41 definitions: it names none
+    db.execute("select set_config('codesift.retrieval_off', 'frames', false)")
+    assert _mentioned(db, NODE_TRACE, "router") == set()
+
+
 def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     # files.stem_key (migration 030): the name without its folder and last extension,
     # lowercase, by which the files a long question mentions are looked up

@@ -123,6 +123,84 @@ def test_traceback_frames_are_read_innermost_first():
     assert not question.read("where are redirects followed?").frames
 
 
+NODE_REPORT = """Mounting a router twice crashes
+
+```
+TypeError: Cannot read properties of undefined (reading 'handle')
+    at Layer.handle [as handle_request] (/app/node_modules/express/lib/router/layer.js:95:5)
+    at next (/app/node_modules/express/lib/router/route.js:144:13)
+    at Object.<anonymous> (/app/server.js:12:3)
+    at async Promise.all (index 0)
+    at new Router (file:///app/src/router.ts:7:11)
+```
+"""
+JVM_REPORT = """Rotating keys throws
+```
+java.lang.NullPointerException: vault is null
+	at com.acme.keys.Vault$Inner.rotate(Vault.java:42)
+	at com.acme.keys.Vault.lambda$run$0(Vault.java:30)
+	at com.acme.keys.Vault.<init>(Vault.java:12)
+	at com.acme.Main.main(Main.kt:5)
+```"""
+GO_REPORT = """panic on a nil context
+```
+goroutine 1 [running]:
+github.com/gin-gonic/gin.(*Context).Next(...)
+	/go/pkg/mod/github.com/gin-gonic/gin@v1.9.1/context.go:174
+main.handler(0xc0000a6000)
+	/home/u/app/main.go:42 +0x1d
+```"""
+RUBY_REPORT = """Rotate fails
+/app/lib/vault.rb:10:in `rotate'
+/app/lib/vault.rb:4:in 'Vault#run'
+/app/lib/main.rb:2:in `block in <main>'"""
+CSHARP_REPORT = """Rotate crashes
+   at Acme.Keys.Vault.Rotate(Int32 n) in C:\\src\\Keys\\Vault.cs:line 42
+   at Acme.Program.Main(String[] args) in /src/Program.cs:line 7"""
+
+
+@pytest.mark.parametrize(
+    "report, frames",
+    [
+        (
+            NODE_REPORT,
+            [
+                ("/app/node_modules/express/lib/router/layer.js", "handle"),
+                ("/app/node_modules/express/lib/router/route.js", "next"),
+                ("/app/src/router.ts", "Router"),
+            ],
+        ),
+        # the package is the file's folder; lambdas and constructors name no definition
+        (JVM_REPORT, [("com/acme/keys/Vault.java", "rotate"), ("com/acme/Main.kt", "main")]),
+        (
+            GO_REPORT,
+            [
+                ("/go/pkg/mod/github.com/gin-gonic/gin@v1.9.1/context.go", "Next"),
+                ("/home/u/app/main.go", "handler"),
+            ],
+        ),
+        (RUBY_REPORT, [("/app/lib/vault.rb", "rotate"), ("/app/lib/vault.rb", "run")]),
+        (CSHARP_REPORT, [("C:\\src\\Keys\\Vault.cs", "Rotate"), ("/src/Program.cs", "Main")]),
+    ],
+)
+def test_other_languages_stack_frames_are_read_innermost_first(report, frames):
+    reading = question.read(report)
+    assert reading.frames == frames
+    assert [f for _, f in frames] == reading.frame_only
+    assert all(path in reading.mentions for path, _ in frames)  # each frame's file too
+
+
+def test_frames_of_a_python_traceback_come_before_another_languages():
+    reading = question.read(REPORT + "\n" + GO_REPORT)
+    assert [f for _, f in reading.frames] == ["send", "resolve_redirects", "Next", "handler"]
+
+
+def test_a_hostile_stack_trace_costs_no_more_than_its_bounded_text():
+    line = "\tat " + "a." * 5000 + "b(" + "x" * 5000 + ".java:1)\n"
+    reading = question.read("Crash\n" + line * 50)
+    assert len(reading.frames) <= question.MAX_FRAMES
+
+
 def test_a_name_fitting_many_definitions_names_none():
     def row(i, path, qualified):
         return {

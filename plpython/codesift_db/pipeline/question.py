@@ -11,8 +11,9 @@ paths and module names, traceback frames, error class names. `read` pulls those 
 * the files the text mentions (paths, traceback files, dotted module names) and the
   definitions it names (identifiers, `Class.method`), matched to live paths and symbols by
   pipeline/mentions.py and added as candidates;
-* a traceback's frames as (file, function) pairs, innermost first: each names one
-  definition, where the function's name alone (`run`, `send`) may fit hundreds;
+* a traceback's frames (Python's, or a JavaScript, JVM, Go, Ruby or C# stack trace's) as
+  (file, function) pairs, innermost first: each names one definition, where the function's
+  name alone (`run`, `send`) may fit hundreds;
 * a digest for the dense leg: the title, the first paragraph and the identifiers, so that the
   model's first 256 word pieces are the informative ones, not an accident of the layout.
 
@@ -58,6 +59,30 @@ _FRAME = re.compile(
     r"|([\w./\\:~-]{1,400}\.py)\)? in ([A-Za-z_]\w*)\("
     r"|([\w./~-]{1,400}\.py):\d+: in ([A-Za-z_]\w*)"
 )
+# The other languages print the innermost call first. Each pattern yields (file, function):
+# JavaScript/TypeScript (V8): at fn (file.js:3:7), at async C.m [as h] (file:///x.ts:3:7)
+_JS_FRAME = re.compile(
+    r"\bat (?:async |new )?([\w$.]{1,200})(?: \[as [\w$]{1,200}\])? \((?:file://)?"
+    r"([^()\s]{1,400}?\.(?:js|mjs|cjs|ts|tsx|jsx|mts|cts)):\d+:\d+\)"
+)
+# Java, Kotlin, Scala: at com.acme.Vault$Inner.rotate(Vault.java:42): the package is the path
+_JVM_FRAME = re.compile(
+    r"\bat ((?:[\w$]{1,200}\.){0,40})[\w$]{1,200}\.([\w$<>]{1,200})"
+    r"\(([\w$]{1,200}\.(?:java|kt|scala|groovy)):\d+\)"
+)
+# Go (a panic's goroutine dump): pkg.(*Type).Method(...) then, indented, /path/file.go:42
+_GO_FRAME = re.compile(
+    r"^[\w./@-]{0,400}?\.(?:\(\*?\w{1,200}\)\.)?(\w{1,200})\([^\n]{0,2000}\)\n"
+    r"[ \t]+(\S{1,400}?\.go):\d+",
+    re.M,
+)
+# Ruby: /app/lib/vault.rb:10:in `rotate' (or 'Vault#rotate', 'block in rotate')
+_RUBY_FRAME = re.compile(r"(?<![\w./~-])([\w./~-]{1,400}\.rb):\d+:in [`']([^'`\n]{1,200})'")
+# C#: at Acme.Vault.Rotate(Int32 n) in /src/Vault.cs:line 42
+_CSHARP_FRAME = re.compile(
+    r"\bat (?:[\w`]{1,200}\.){1,40}(\w{1,200})\([^\n]{0,2000}?\) in ([^\n]{1,400}?\.cs):line \d+"
+)
+_FUNCTION = re.compile(r"[A-Za-z_$][\w$]*")
 _ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b")
 _CAMEL = re.compile(r"\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b")
 _SNAKE = re.compile(r"\b([A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+|_[A-Za-z][A-Za-z0-9_]+)\b")
@@ -124,6 +149,26 @@ def is_long(text: str) -> bool:
     return len(text) >= LONG_QUERY_CHARS or "\n" in text.strip()
 
 
+def _innermost_first_frames(text: str) -> list[tuple[int, str, str]]:
+    """The frames of a JavaScript, JVM, Go, Ruby or C# stack trace in text, as (position,
+    file, function), in the order printed: innermost first."""
+    found: list[tuple[int, str, str]] = []
+    for m in _JS_FRAME.finditer(text):  # Layer.handle ran in handle
+        found.append((m.start(), m.group(2), m.group(1).rsplit(".", 1)[-1]))
+    for m in _JVM_FRAME.finditer(text):
+        method = m.group(2)
+        if "$" not in method and not method.startswith("<"):  # not lambda$run$0, <init>
+            package = m.group(1).replace(".", "/")
+            found.append((m.start(), package + m.group(3), method))
+    for m in _GO_FRAME.finditer(text):
+        found.append((m.start(), m.group(2), m.group(1)))
+    for m in _RUBY_FRAME.finditer(text):
+        found.append((m.start(), m.group(1), re.split(r"[#. ]", m.group(2))[-1]))
+    for m in _CSHARP_FRAME.finditer(text):
+        found.append((m.start(), m.group(2), m.group(1)))
+    return sorted(found)
+
+
 def read(text: str) -> Reading:
     """The question's signal (see the module docstring); short questions come back empty."""
     if not isinstance(text, str) or not is_long(text):
@@ -150,6 +195,13 @@ def read(text: str) -> Reading:
             ran.setdefault(func, None)
             if path and not path.startswith("<"):
                 frames.setdefault((path, func.rsplit(".", 1)[-1]), None)
+    innermost_first: dict[tuple[str, str], None] = {}  # frames of the other languages
+    for at, path, func in _innermost_first_frames(clean):
+        found.append((at, path))
+        if _FUNCTION.fullmatch(func):  # not <main>
+            add(func)
+            ran.setdefault(func, None)
+            innermost_first.setdefault((path, func), None)
     for m in _PATH.finditer(clean):
         found.append((m.start(1), m.group(1)))
     for m in _ERROR.finditer(clean):
@@ -173,8 +225,8 @@ def read(text: str) -> Reading:
             named.setdefault(".".join(parts[-2:]), None)
     mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
     definitions = [n for n in {**ran, **named} if 2 < len(n) <= 120][:MAX_NAMES]
-    # a traceback prints the innermost call last; the fault is most often there
-    innermost = list(reversed(frames))[:MAX_FRAMES]
+    # a Python traceback prints the innermost call last; the fault is most often there
+    innermost = [*reversed(frames), *innermost_first][:MAX_FRAMES]
     looked_up = {func for _, func in innermost}
     prose = _FENCE.sub(" ", clean).strip()
     title, _, rest = prose.partition("\n")
