@@ -184,6 +184,19 @@ def _serve(options: WorkerOptions, totals: WorkerTotals) -> None:
                 _wait_for_work(listener, options.poll_seconds)
 
 
+UNREACHABLE = "database_unreachable"
+CONFLICT = "database_conflict"
+# the database answered and rolled the claim back: a deadlock, a serialization failure, a
+# lock it could not take (codesift migrate's); the connection itself is sound
+CONFLICT_STATES = ("40001", "40P01", "55P03")
+
+
+def failure_kind(exc: Exception) -> str:
+    """What stopped the worker's work: the database out of reach, or a conflict with
+    another session that rolled the claim back (nothing is lost either way)."""
+    return CONFLICT if getattr(exc, "sqlstate", None) in CONFLICT_STATES else UNREACHABLE
+
+
 def run(options: WorkerOptions) -> WorkerTotals:
     """Serve until interrupted (or, with once, until the queue is empty)."""
     totals = WorkerTotals()
@@ -197,13 +210,15 @@ def run(options: WorkerOptions) -> WorkerTotals:
             if options.shutdown and options.shutdown.signalled:
                 # a stop interrupted a query: the error is the interruption's, not an outage
                 raise KeyboardInterrupt from exc
-            options.metrics.failure("database_unreachable")
+            kind = failure_kind(exc)
+            options.metrics.failure(kind)
             if options.once:
                 raise
             if time.monotonic() - started > MAX_BACKOFF_SECONDS:
                 backoff = 1.0  # it ran a while: a new outage starts over
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            options.log(f"database unreachable ({reason}); retrying in {backoff:.0f} s")
+            what = "database unreachable" if kind == UNREACHABLE else "transaction rolled back"
+            options.log(f"{what} ({reason}); retrying in {backoff:.0f} s")
             totals.reconnects += 1
             time.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)

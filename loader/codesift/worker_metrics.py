@@ -7,8 +7,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from .embedder import EmbedStats
 
-# what the worker waits out: the embedding endpoint down or failing, the database gone
-FAILURE_KINDS = ("endpoint_unreachable", "database_unreachable")
+# what the worker waits out: the embedding endpoint down or failing, the database gone, or
+# a conflict with another session (a deadlock) that rolled its claim back
+FAILURE_KINDS = ("endpoint_unreachable", "database_unreachable", "database_conflict")
 
 
 class WorkerMetrics:

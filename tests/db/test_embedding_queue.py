@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -301,3 +302,50 @@ def test_a_worker_reconnects_when_its_connections_are_cut(db, dsn, make_repo):
         worker.send_signal(signal.SIGTERM)
         out = _finish(worker)
     assert "database unreachable" in out and "retrying" in out
+
+
+def _deadlock(dsn: str) -> psycopg.Error:
+    """The error a real deadlock gives one of two sessions taking two locks in turn."""
+    first, second = psycopg.connect(dsn), psycopg.connect(dsn)
+    errors: list[psycopg.Error] = []
+
+    def take(conn, lock: int) -> None:
+        try:
+            conn.execute("select pg_advisory_xact_lock(%s)", (lock,))
+        except psycopg.Error as exc:
+            errors.append(exc)
+        conn.rollback()  # the survivor's locks go too
+
+    try:
+        first.execute("select pg_advisory_xact_lock(1)")
+        second.execute("select pg_advisory_xact_lock(2)")
+        waiting = threading.Thread(target=take, args=(first, 2))
+        waiting.start()
+        take(second, 1)
+        waiting.join(30)
+        assert len(errors) == 1
+        return errors[0]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_deadlock_is_a_conflict_and_a_lost_database_is_unreachable(dsn, tmp_path):
+    from codesift import worker
+
+    assert worker.failure_kind(_deadlock(dsn)) == worker.CONFLICT
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn) as waiter:
+        holder.execute("select pg_advisory_xact_lock(3)")
+        waiter.execute("set lock_timeout = '50ms'")
+        with pytest.raises(psycopg.OperationalError) as timed_out:
+            waiter.execute("select pg_advisory_xact_lock(3)")
+    assert worker.failure_kind(timed_out.value) == worker.CONFLICT
+    with psycopg.connect(dsn, autocommit=True) as killer, psycopg.connect(dsn) as victim:
+        pid = victim.info.backend_pid
+        killer.execute("select pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(psycopg.OperationalError) as terminated:
+            victim.execute("select 1")
+    assert worker.failure_kind(terminated.value) == worker.UNREACHABLE
+    with pytest.raises(psycopg.OperationalError) as refused:
+        psycopg.connect(f"host={tmp_path} port=1 dbname=x connect_timeout=2")  # no server
+    assert worker.failure_kind(refused.value) == worker.UNREACHABLE
