@@ -10,6 +10,7 @@ with the tenant set."""
 import psycopg
 import pytest
 from codesift.indexer import index_repository
+from codesift_db import plans
 from codesift_db.pipeline import outlines
 from codesift_db.pipeline.features import DEFAULT_OFF
 from codesift_db.tokens import estimate_tokens
@@ -243,3 +244,45 @@ def test_thousands_of_definitions_stay_within_the_budget(db, dsn, make_repo, app
     # more definitions than one outline reads: the count says so
     header = outline["text"].split("\n")[0]
     assert "+ definitions not packed" in header and "+ of this file" in outline["why"]["outline"]
+
+
+NEAR_PY = (
+    "def refund_payment(order):\n    return order.total\n\n\n"
+    "def ship_parcel(order):\n    return order.address\n\n\n"
+    "def audit_ledger(order):\n    return order.lines\n"
+)
+
+
+def test_nearness_reads_the_tenants_own_vectors_within_the_cap(dsn, make_repo, app_connect):
+    """The statement that orders an outline's lines by the question's vector: a definition's
+    similarity to its own vector is 1; the same blob indexed by another tenant gives that
+    tenant's rows to nobody else, even when its id is passed; $5 caps the rows per blob."""
+    tenants = {}
+    with psycopg.connect(dsn) as conn:
+        for tenant in ("acme", "globex"):
+            root = make_repo({"near.py": NEAR_PY}, name=f"{tenant}-near")
+            index_repository(
+                conn, root, name="near", tenant=tenant, embed=True, show_progress=False
+            )
+            tenants[tenant] = conn.execute(
+                "select id from codesift.tenants where name = %s", (tenant,)
+            ).fetchone()[0]
+    acme = app_connect(tenants["acme"])
+    sha, vector, model = acme.execute(
+        "select s.blob_sha, s.embedding::text, s.embedding_model from codesift.code_symbols s"
+        " where s.name = 'ship_parcel'"
+    ).fetchone()
+    statement = plans.load("outline_nearness")
+    for n in range(5, 0, -1):  # the pipeline's $n as psycopg's named parameters
+        statement = statement.replace(f"${n}", f"%(p{n})s")
+
+    def near(tenant: int, cap: int = 1000) -> dict:
+        args = {"p1": tenant, "p2": [sha], "p3": vector, "p4": model, "p5": cap}
+        rows = acme.execute(statement, args).fetchall()
+        return {(r[1], r[2]): r[3] for r in rows}
+
+    mine = near(tenants["acme"])
+    assert len(mine) == 3 and mine[(5, 6)] == pytest.approx(1.0, abs=1e-6)
+    assert max(v for span, v in mine.items() if span != (5, 6)) < 0.99
+    assert near(tenants["globex"]) == {}  # the same blob, globex's rows: not for acme
+    assert len(near(tenants["acme"], cap=1)) == 1

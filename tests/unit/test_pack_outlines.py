@@ -76,6 +76,17 @@ def test_names_sharing_the_question_s_words_come_first_then_the_ranking_s_choice
     assert outlines.header_entry(CLASS) is None  # a definition on line 1: no header
 
 
+def test_among_the_rest_the_definitions_nearest_the_question_come_first():
+    near = {(2, 20): 0.1, (41, 100): 0.6, (101, 110): 0.3}  # refund, audit, make_orders
+    # no name shares a word and none is a candidate: the nearest first, the others (no
+    # vector) after them in file order
+    assert outlines.chosen_first(CLASS, {}, ["parcel"], near=near) == [4, 5, 1, 0, 2, 3]
+    # a name sharing the question's words and a candidate still come before
+    order = outlines.chosen_first(CLASS, {(101, 110): 0.5}, ["ship"], near=near)
+    assert order[:3] == [2, 3, 5] and order[3:5] == [4, 1]
+    assert outlines.chosen_first(CLASS, {}, []) == outlines.chosen_first(CLASS, {}, [], near={})
+
+
 def test_a_cut_outline_shows_the_chosen_lines_with_their_parents_in_file_order():
     header = "# app:orders.py (outline: 6 definitions not packed)"
     order = [3, 5, 0, 1, 2, 4]  # inner first: it brings ship and Orders with it

@@ -18,7 +18,7 @@ file order with the enclosing definitions they sit in."""
 
 import re
 
-from .. import navigation, packing, tokens
+from .. import navigation, packing, plans, tokens
 from ..citations import citation
 from . import standins
 from .request import Request
@@ -29,6 +29,7 @@ FILE_SHARE = 0.06  # of the budget one file's outline may take at most
 OUTLINE_FILES = 5  # best candidate files that may get an outline
 LINE_TOKENS = 10  # a definition's line: its signature, or its name alone when longer
 READ_PER_FILE = 1000  # definitions read per file (a generated file can define thousands)
+NEARNESS_TYPES = ["bigint", "text[]", "text", "text", "integer"]
 CUT = "..."
 LOCAL_TO = ("function", "method")  # a definition inside one of these is local to it
 # the words of a name, as the question's terms are split (identifiers.py): snake_case,
@@ -117,12 +118,15 @@ def chosen_first(
     wanted: dict[tuple[int, int], float],
     terms: list[str],
     weights: list[float] | None = None,
+    near: dict[tuple[int, int], float] | None = None,
 ) -> list:
     """Indexes of symbols by priority: the file's header, then by the question's terms
     their name holds (their weights summed: a long question's names weigh more than its
     prose, question.py), then the ranking's candidates (their spans the keys of `wanted`,
-    best score first), definitions before chunks of statements, then in file order."""
+    best score first), definitions before chunks of statements, then by how near their
+    vector is to the question's (`near`, by span), then in file order."""
     weight = dict(zip(terms, weights or [1.0] * len(terms), strict=True))
+    near = near or {}
 
     def priority(i: int) -> tuple:
         s = symbols[i]
@@ -134,6 +138,7 @@ def chosen_first(
             score is None,
             -(score or 0.0),
             s["kind"] in navigation.MAP_SKIPPED_KINDS,  # a chunk of statements after those
+            -near.get((s["start_line"], s["end_line"]), -1.0),
             i,
         )
 
@@ -299,6 +304,7 @@ def outlines(
     packed: list[dict],
     caps: dict[tuple, int],
     wanted: dict[tuple, dict],
+    near: dict[str, dict],
     shared: bool = True,
 ) -> list[dict]:
     """The outline items of `files` (best first) against what `packed` holds, each within
@@ -322,7 +328,9 @@ def outlines(
         if not definitions(defs):
             continue
         more = len(rows) >= READ_PER_FILE
-        order = chosen_first(defs, wanted.get(where, {}), req.terms, req.weights)
+        order = chosen_first(
+            defs, wanted.get(where, {}), req.terms, req.weights, near.get(best["blob_sha"])
+        )
         found = render(header_line(best, definitions(defs), more), defs, order, cap)
         if found is None:
             continue
@@ -330,6 +338,24 @@ def outlines(
         item = outline_item(best, defs, shown, text, cut, more)
         remaining -= item["tokens"]
         out.append(item)
+    return out
+
+
+def nearness(plpy, req: Request, shas: list[str]) -> dict[str, dict]:
+    """How near each definition of these blobs is to the question (cosine similarity of
+    their vectors, by blob and span); empty when the question has no vector."""
+    asked = req.question_vector
+    if not shas or not asked.get("vector"):
+        return {}
+    rows = plans.run(
+        plpy,
+        plans.load("outline_nearness"),
+        NEARNESS_TYPES,
+        [req.tenant, sorted(set(shas)), asked["vector"], asked["model"], READ_PER_FILE],
+    )
+    out: dict[str, dict] = {}
+    for r in rows:
+        out.setdefault(r["blob_sha"], {})[(r["start_line"], r["end_line"])] = r["similarity"]
     return out
 
 
@@ -343,6 +369,7 @@ def fill_with_outlines(plpy, req: Request, ranked: list[dict], fill_bodies) -> l
         files = files_to_outline(ranked, packed)
         shas = [f["blob_sha"] for f in files]
         symbols = navigation.blob_symbols(plpy, req.tenant, shas, READ_PER_FILE) if shas else {}
+        near = nearness(plpy, req, shas)
         wanted: dict[tuple, dict] = {}  # the spans of each file's candidates, their scores
         for item in ranked:
             if item.get("blob_sha") and item.get("kind") not in ("file", standins.HEADER):
@@ -351,7 +378,7 @@ def fill_with_outlines(plpy, req: Request, ranked: list[dict], fill_bodies) -> l
                 found[span] = max(found.get(span, 0.0), item["score"])
         per_file = max(1, int(budget * FILE_SHARE))
         caps = dict.fromkeys(map(_where, files), per_file)
-        first = outlines(req, files, symbols, packed, caps, wanted)
+        first = outlines(req, files, symbols, packed, caps, wanted, near)
     spent = sum(o["tokens"] for o in first)
     if spent >= reserve:
         return packed + first
@@ -361,4 +388,4 @@ def fill_with_outlines(plpy, req: Request, ranked: list[dict], fill_bodies) -> l
     with req.times.stage(OUTLINE):
         caps = {_where(o): o["tokens"] for o in first}
         files = [f for f in files if _where(f) in caps]
-        return packed + outlines(req, files, symbols, packed, caps, wanted, shared=False)
+        return packed + outlines(req, files, symbols, packed, caps, wanted, near, shared=False)

@@ -32,6 +32,8 @@ class Request:
     times: StageTimes = field(default_factory=StageTimes, compare=False)
     # why the answer is degraded: {"code", "detail"} each, found once per call (degraded.py)
     degraded: list[dict] = field(default_factory=list, compare=False)
+    # the question's vector and its model once the dense legs have it (outlines.py reads it)
+    question_vector: dict = field(default_factory=dict, compare=False)
 
     def on(self, feature: str) -> bool:
         return self.features.on(feature)

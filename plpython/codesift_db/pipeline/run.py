@@ -84,6 +84,8 @@ def hybrid(plpy, req: Request) -> dict:
     if not req.terms and vector is None:
         plpy.notice("the query has no searchable terms and no embedding: nothing to return")
         return {}
+    if vector is not None:
+        req.question_vector.update(vector=vector, model=model)
     with times.stage("legs"):
         found.update(dense_legs(plpy, req, vector, model))
     if vector is not None and not found["dense_sym"] and not found["dense_file"]:
