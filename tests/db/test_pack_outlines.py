@@ -253,10 +253,10 @@ NEAR_PY = (
 )
 
 
-def test_nearness_reads_the_tenants_own_vectors_within_the_cap(dsn, make_repo, app_connect):
+def test_nearness_reads_only_the_tenants_own_vectors(dsn, make_repo, app_connect):
     """The statement that orders an outline's lines by the question's vector: a definition's
-    similarity to its own vector is 1; the same blob indexed by another tenant gives that
-    tenant's rows to nobody else, even when its id is passed; $5 caps the rows per blob."""
+    similarity to its own vector is 1, and the same blob indexed by another tenant gives
+    that tenant's symbols to nobody else, even when their ids and tenant id are passed."""
     tenants = {}
     with psycopg.connect(dsn) as conn:
         for tenant in ("acme", "globex"):
@@ -267,22 +267,29 @@ def test_nearness_reads_the_tenants_own_vectors_within_the_cap(dsn, make_repo, a
             tenants[tenant] = conn.execute(
                 "select id from codesift.tenants where name = %s", (tenant,)
             ).fetchone()[0]
+        theirs = [
+            r[0]
+            for r in conn.execute(
+                "select id from codesift.code_symbols where tenant_id = %s", (tenants["globex"],)
+            )
+        ]
     acme = app_connect(tenants["acme"])
-    sha, vector, model = acme.execute(
-        "select s.blob_sha, s.embedding::text, s.embedding_model from codesift.code_symbols s"
-        " where s.name = 'ship_parcel'"
-    ).fetchone()
+    rows = acme.execute(
+        "select id, name, embedding::text, embedding_model from codesift.code_symbols"
+    ).fetchall()
+    mine = [r[0] for r in rows]
+    ship = next(r for r in rows if r[1] == "ship_parcel")
     statement = plans.load("outline_nearness")
-    for n in range(5, 0, -1):  # the pipeline's $n as psycopg's named parameters
+    for n in range(4, 0, -1):  # the pipeline's $n as psycopg's named parameters
         statement = statement.replace(f"${n}", f"%(p{n})s")
 
-    def near(tenant: int, cap: int = 1000) -> dict:
-        args = {"p1": tenant, "p2": [sha], "p3": vector, "p4": model, "p5": cap}
-        rows = acme.execute(statement, args).fetchall()
-        return {(r[1], r[2]): r[3] for r in rows}
+    def near(tenant: int, ids: list[int]) -> dict:
+        args = {"p1": tenant, "p2": ids, "p3": ship[2], "p4": ship[3]}
+        return dict(acme.execute(statement, args).fetchall())
 
-    mine = near(tenants["acme"])
-    assert len(mine) == 3 and mine[(5, 6)] == pytest.approx(1.0, abs=1e-6)
-    assert max(v for span, v in mine.items() if span != (5, 6)) < 0.99
-    assert near(tenants["globex"]) == {}  # the same blob, globex's rows: not for acme
-    assert len(near(tenants["acme"], cap=1)) == 1
+    similarity = near(tenants["acme"], mine)
+    assert len(similarity) == 3 and similarity[ship[0]] == pytest.approx(1.0, abs=1e-6)
+    assert max(v for i, v in similarity.items() if i != ship[0]) < 0.99
+    # globex holds the same blob: its symbols are not acme's to read
+    assert theirs and not set(theirs) & set(mine)
+    assert near(tenants["globex"], theirs) == {} == near(tenants["acme"], theirs)

@@ -29,7 +29,7 @@ FILE_SHARE = 0.06  # of the budget one file's outline may take at most
 OUTLINE_FILES = 5  # best candidate files that may get an outline
 LINE_TOKENS = 10  # a definition's line: its signature, or its name alone when longer
 READ_PER_FILE = 1000  # definitions read per file (a generated file can define thousands)
-NEARNESS_TYPES = ["bigint", "text[]", "text", "text", "integer"]
+NEARNESS_TYPES = ["bigint", "bigint[]", "text", "text"]
 CUT = "..."
 LOCAL_TO = ("function", "method")  # a definition inside one of these is local to it
 # the words of a name, as the question's terms are split (identifiers.py): snake_case,
@@ -341,22 +341,28 @@ def outlines(
     return out
 
 
-def nearness(plpy, req: Request, shas: list[str]) -> dict[str, dict]:
-    """How near each definition of these blobs is to the question (cosine similarity of
-    their vectors, by blob and span); empty when the question has no vector."""
+def nearness(plpy, req: Request, symbols: dict[str, list[dict]]) -> dict[str, dict]:
+    """How near each definition read is to the question (cosine similarity of their
+    vectors), by blob and span; empty when the question has no vector."""
     asked = req.question_vector
-    if not shas or not asked.get("vector"):
+    ids = [r["id"] for rows in symbols.values() for r in rows]
+    if not ids or not asked.get("vector"):
         return {}
-    rows = plans.run(
+    found = plans.run(
         plpy,
         plans.load("outline_nearness"),
         NEARNESS_TYPES,
-        [req.tenant, sorted(set(shas)), asked["vector"], asked["model"], READ_PER_FILE],
+        [req.tenant, ids, asked["vector"], asked["model"]],
     )
-    out: dict[str, dict] = {}
-    for r in rows:
-        out.setdefault(r["blob_sha"], {})[(r["start_line"], r["end_line"])] = r["similarity"]
-    return out
+    similarity = {r["id"]: r["similarity"] for r in found}
+    return {
+        sha: {
+            (r["start_line"], r["end_line"]): similarity[r["id"]]
+            for r in rows
+            if r["id"] in similarity
+        }
+        for sha, rows in symbols.items()
+    }
 
 
 def fill_with_outlines(plpy, req: Request, ranked: list[dict], fill_bodies) -> list[dict]:
@@ -369,7 +375,7 @@ def fill_with_outlines(plpy, req: Request, ranked: list[dict], fill_bodies) -> l
         files = files_to_outline(ranked, packed)
         shas = [f["blob_sha"] for f in files]
         symbols = navigation.blob_symbols(plpy, req.tenant, shas, READ_PER_FILE) if shas else {}
-        near = nearness(plpy, req, shas)
+        near = nearness(plpy, req, symbols)
         wanted: dict[tuple, dict] = {}  # the spans of each file's candidates, their scores
         for item in ranked:
             if item.get("blob_sha") and item.get("kind") not in ("file", standins.HEADER):

@@ -2,6 +2,7 @@
 -- (outer before inner), at most $3 per blob (navigation.py: outlines and the map's blocks).
 with numbered as (
     select
+        c.id,
         c.blob_sha,
         c.name,
         c.qualified_name,
@@ -21,6 +22,7 @@ with numbered as (
 )
 
 select
+    id,
     blob_sha,
     name,
     qualified_name,
