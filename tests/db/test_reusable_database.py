@@ -5,12 +5,20 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import psycopg
 import pytest
 from codesift.indexer import index_repository
 
 from tests.reusable_database import ReusableDatabase, capture
+
+# the reset cleared the database's statistics: a vacuum or analyze counted since is one
+# that autovacuum ran after it
+AUTOVACUUMED_SINCE_RESET = (
+    "select count(*) > 0 from pg_stat_all_tables where schemaname = 'codesift'"
+    " and (last_autovacuum is not null or last_autoanalyze is not null)"
+)
 
 
 @pytest.fixture
@@ -43,11 +51,17 @@ def test_a_reset_database_reads_as_a_fresh_clone(spare, make_repo):
     spare.close()
     assert (spare.resets, spare.drops) == (1, 0)
     with spare.open() as conn:
-        assert capture(conn) == spare.fresh
+        now = capture(conn)
         analyzed = conn.execute(
             "select count(*) from pg_statistic s join pg_class c on c.oid = s.starelid"
             " where c.relnamespace = 'codesift'::regnamespace"
         ).fetchone()[0]
+        if conn.execute(AUTOVACUUMED_SINCE_RESET).fetchone()[0]:
+            # an autovacuum worker that started after the reset stopped those it saw may size
+            # the tables and analyze them again: only such a worker may (the reset cleared
+            # the statistics that would tell it to), and nothing else may differ
+            now, analyzed = replace(now, planner_sizes=spare.fresh.planner_sizes), 0
+        assert now == spare.fresh
         assert analyzed == 0
         tenant = conn.execute("insert into codesift.tenants (name) values ('x') returning id")
         assert tenant.fetchone()[0] == 1  # the sequences start over
