@@ -6,6 +6,8 @@ per-tenant role now has a connection limit (default DEFAULT_CONNECTION_LIMIT, or
 reserve for the service roles (or the server reserves it: reserved_connections, PostgreSQL
 16+); and roles made before this get theirs on upgrade."""
 
+import time
+
 import psycopg
 import pytest
 from codesift.errors import CodesiftError
@@ -56,6 +58,15 @@ def _server_reserves(db) -> bool:
     ).fetchone()[0]
 
 
+def _until_sessions(db, role: str, left: int, seconds: float = 10.0) -> None:
+    """Wait until the server holds at most `left` sessions of `role`."""
+    deadline = time.monotonic() + seconds
+    count = "select count(*) from pg_stat_activity where usename = %s"
+    while db.execute(count, (role,)).fetchone()[0] > left:
+        assert time.monotonic() < deadline, f"{role}'s closed session still holds its slot"
+        time.sleep(0.05)
+
+
 def test_a_login_role_stops_at_its_limit_and_the_services_still_connect(db, dsn, acme, roles):
     role = roles.name()
     out = run_codesift(
@@ -71,8 +82,10 @@ def test_a_login_role_stops_at_its_limit_and_the_services_still_connect(db, dsn,
     for service in ("codesift_app", "codesift_loader"):
         with psycopg.connect(make_conninfo(dsn, user=service)) as conn:
             assert conn.execute("select current_user").fetchone()[0] == service
-    # a freed slot is the role's again
+    # a freed slot is the role's again, once the closed session's backend has exited (the
+    # server ends it after the client hangs up, not before close() returns)
     second.close()
+    _until_sessions(db, role, 1)
     roles.connect(role)
     # its sessions run under timeouts
     for name in TIMEOUTS:
