@@ -939,6 +939,8 @@ def main(argv: list[str] | None = None) -> int:
         "candidates and the best candidate on each gold file",
     )
     args = parser.parse_args(argv)
+    if args.first_chars is not None and args.first_chars < 1:
+        parser.error(f"--first-chars must be at least 1 (got {args.first_chars})")
 
     from codesift.db import current_dsn
 

@@ -192,6 +192,9 @@ def test_first_chars_cuts_a_question_at_a_words_end():
     assert harness.first_chars(text, 25) == "Session drops cookies"
     assert harness.first_chars(text, 30) == "Session drops cookies\nWhen a"
     assert harness.first_chars("x" * 50, 10) == "x" * 10  # no word ends in it: cut as it is
+    for bad in ("0", "-5"):
+        with pytest.raises(SystemExit):
+            harness.main(["--queries", "q.json", "--first-chars", bad])
 
 
 def test_a_checkpoint_resumes_after_the_queries_it_holds(dsn, make_repo, tmp_path):
