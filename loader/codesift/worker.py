@@ -186,15 +186,31 @@ def _serve(options: WorkerOptions, totals: WorkerTotals) -> None:
 
 UNREACHABLE = "database_unreachable"
 CONFLICT = "database_conflict"
+TIMEOUT = "database_timeout"
 # the database answered and rolled the claim back: a deadlock, a serialization failure, a
 # lock it could not take (codesift migrate's); the connection itself is sound
 CONFLICT_STATES = ("40001", "40P01", "55P03")
+# the database cancelled a statement: its statement_timeout ran out, or an operator's
+# pg_cancel_backend; the connection is sound, and the same statement may run out again
+CANCELLED_STATES = ("57014",)
+# what the log says stopped the work, by kind
+FAILURE_TEXT = {
+    UNREACHABLE: "database unreachable",
+    CONFLICT: "transaction rolled back",
+    TIMEOUT: "statement cancelled",
+}
 
 
 def failure_kind(exc: Exception) -> str:
-    """What stopped the worker's work: the database out of reach, or a conflict with
-    another session that rolled the claim back (nothing is lost either way)."""
-    return CONFLICT if getattr(exc, "sqlstate", None) in CONFLICT_STATES else UNREACHABLE
+    """What stopped the worker's work: the database out of reach, a conflict with another
+    session that rolled the claim back, or a statement the database cancelled (nothing is
+    lost in any case: the claim is rolled back and taken again)."""
+    state = getattr(exc, "sqlstate", None)
+    if state in CONFLICT_STATES:
+        return CONFLICT
+    if state in CANCELLED_STATES:
+        return TIMEOUT
+    return UNREACHABLE
 
 
 def run(options: WorkerOptions) -> WorkerTotals:
@@ -217,8 +233,7 @@ def run(options: WorkerOptions) -> WorkerTotals:
             if time.monotonic() - started > MAX_BACKOFF_SECONDS:
                 backoff = 1.0  # it ran a while: a new outage starts over
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            what = "database unreachable" if kind == UNREACHABLE else "transaction rolled back"
-            options.log(f"{what} ({reason}); retrying in {backoff:.0f} s")
+            options.log(f"{FAILURE_TEXT[kind]} ({reason}); retrying in {backoff:.0f} s")
             totals.reconnects += 1
             time.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)

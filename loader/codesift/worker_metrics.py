@@ -7,9 +7,15 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from .embedder import EmbedStats
 
-# what the worker waits out: the embedding endpoint down or failing, the database gone, or
-# a conflict with another session (a deadlock) that rolled its claim back
-FAILURE_KINDS = ("endpoint_unreachable", "database_unreachable", "database_conflict")
+# what the worker waits out: the embedding endpoint down or failing, the database gone, a
+# conflict with another session (a deadlock) that rolled its claim back, or a statement the
+# database cancelled (statement_timeout)
+FAILURE_KINDS = (
+    "endpoint_unreachable",
+    "database_unreachable",
+    "database_conflict",
+    "database_timeout",
+)
 
 
 class WorkerMetrics:

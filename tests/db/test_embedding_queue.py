@@ -349,3 +349,23 @@ def test_a_deadlock_is_a_conflict_and_a_lost_database_is_unreachable(dsn, tmp_pa
     with pytest.raises(psycopg.OperationalError) as refused:
         psycopg.connect(f"host={tmp_path} port=1 dbname=x connect_timeout=2")  # no server
     assert worker.failure_kind(refused.value) == worker.UNREACHABLE
+
+
+def test_a_cancelled_statement_is_a_timeout_not_an_unreachable_database(dsn):
+    from codesift import worker
+
+    with psycopg.connect(dsn) as slow:
+        slow.execute("set statement_timeout = '50ms'")
+        with pytest.raises(psycopg.OperationalError) as timed_out:
+            slow.execute("select pg_sleep(5)")
+    assert worker.failure_kind(timed_out.value) == worker.TIMEOUT
+    with psycopg.connect(dsn, autocommit=True) as operator, psycopg.connect(dsn) as victim:
+        pid = victim.info.backend_pid
+        cancel = threading.Timer(0.2, operator.execute, ("select pg_cancel_backend(%s)", (pid,)))
+        cancel.start()
+        with pytest.raises(psycopg.OperationalError) as cancelled:
+            victim.execute("select pg_sleep(30)")
+        cancel.join()
+        victim.rollback()  # the connection is sound: only the statement was cancelled
+        assert victim.execute("select 1").fetchone() == (1,)
+    assert worker.failure_kind(cancelled.value) == worker.TIMEOUT

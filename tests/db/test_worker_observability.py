@@ -262,6 +262,7 @@ def test_a_serving_workers_metrics_count_its_batches_per_tenant(db, dsn, make_re
     failures = _values(text, "codesift_worker_failures_total")
     assert failures == {
         (("kind", "database_conflict"),): 0,
+        (("kind", "database_timeout"),): 0,
         (("kind", "database_unreachable"),): 0,
         (("kind", "endpoint_unreachable"),): 0,
     }
