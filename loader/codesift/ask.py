@@ -15,7 +15,7 @@ from rich.text import Text
 
 from . import db
 from .console import err, plain, stdout_console, strip_controls
-from .errors import CodesiftError
+from .errors import CodesiftError, from_database
 from .tenants import use_tenant
 
 
@@ -57,8 +57,7 @@ def run(
                 return
             text = _pack_text(conn, question, repo, budget, ref)
         except psycopg.Error as exc:
-            hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
-            raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
+            raise from_database(exc) from None
     # exact for programs; a terminal never receives the code's control characters
     print(strip_controls(text) if sys.stdout.isatty() else text)
 

@@ -11,13 +11,14 @@ import inspect
 import sys
 from typing import Annotated
 
+import psycopg
 import typer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from rich.text import Text
 
 from . import db
 from .console import err, plain, stdout_console
-from .errors import CodesiftError
+from .errors import CodesiftError, from_database
 
 app = typer.Typer(
     help="codesift: a code-context engine for coding agents that lives inside PostgreSQL.\n\n"
@@ -1281,7 +1282,10 @@ def main() -> None:
     from codesift_db.embed.embedders import EmbedderUnavailable
 
     try:
-        app()
+        try:
+            app()
+        except psycopg.Error as exc:  # one no command expected (a timeout, a lost connection)
+            raise from_database(exc) from None
     except (CodesiftError, EmbedderUnavailable) as exc:
         err.print(Text("error:", style="red"), plain(exc), highlight=False)
         sys.exit(1)

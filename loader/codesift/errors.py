@@ -1,5 +1,17 @@
 """Typed user errors: the CLI prints their message and exits 1, never a traceback."""
 
+import psycopg
+
+# what to do about a database error that gives no hint of its own, by SQLSTATE
+_HINTS = {
+    "57014": "a statement ran past the statement_timeout of this role, database or session "
+    "(PGOPTIONS), or was cancelled: raise the timeout, or try again",
+    "55P03": "another session holds a lock this command needs: try again",
+    "40P01": "a deadlock with another session rolled this command back: try again",
+    "40001": "a conflict with another session rolled this command back: try again",
+    "53300": "the database has no connection slot left: try again later",
+}
+
 
 class CodesiftError(Exception):
     """A problem the user can fix; the message says what and how."""
@@ -15,3 +27,13 @@ class MigrationError(CodesiftError):
 
 class IndexingError(CodesiftError):
     pass
+
+
+def from_database(exc: psycopg.Error) -> CodesiftError:
+    """The user error a database error reads as: its message and hint (or what to do about
+    its SQLSTATE), never a traceback."""
+    diag = exc.diag
+    lines = (diag.message_primary or str(exc) or type(exc).__name__).strip().splitlines()
+    message = lines[0] if lines else type(exc).__name__
+    hint = diag.message_hint or _HINTS.get(exc.sqlstate or "")
+    return CodesiftError(f"{message}\n  hint: {hint}" if hint else message)

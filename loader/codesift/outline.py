@@ -16,7 +16,7 @@ from rich.text import Text
 
 from . import db
 from .console import err, plain, visible
-from .errors import CodesiftError
+from .errors import from_database
 from .tenants import use_tenant
 
 OUTLINE = (
@@ -43,8 +43,7 @@ def as_tenant(tenant: str) -> Iterator[psycopg.Connection]:
             with db.tenant_transaction(conn):
                 yield conn
         except psycopg.Error as exc:
-            hint = f"\n  hint: {exc.diag.message_hint}" if exc.diag.message_hint else ""
-            raise CodesiftError(f"{exc.diag.message_primary}{hint}") from None
+            raise from_database(exc) from None
 
 
 def outline_lines(rows: list[tuple]) -> list[str]:

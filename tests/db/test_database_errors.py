@@ -1,0 +1,125 @@
+"""A database error no command expects (a statement cancelled at statement_timeout, a lock
+it waited for too long) ends the command with one clear message and what to do, exit code 1,
+never a traceback; the worker counts and logs a cancelled statement as such and goes on.
+
+The cancellation is made deterministic: the test holds an exclusive lock on the tenants
+table, which every command reads, and the command runs with a short statement_timeout
+(PGOPTIONS), so its statement waits on the lock and is cancelled."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+CODESIFT = Path(sys.executable).with_name("codesift")
+DEADLINE_SECONDS = 60
+TIMEOUT_MS = 300
+CANCELLED = "error: canceling statement due to statement timeout\n  hint: a statement ran past"
+
+COMMANDS = [
+    ["status"],
+    ["ask", "where is it?", "--tenant", "acme"],
+    ["outline", "a.py", "--tenant", "acme"],
+    ["refs", "a", "--tenant", "acme"],
+    ["worker", "--once"],
+]
+
+
+def _env(dsn: str, **settings: str) -> dict:
+    options = " ".join(f"-c {k}={v}" for k, v in settings.items())
+    return {**os.environ, "CODESIFT_DSN": dsn, "PGOPTIONS": options}
+
+
+def _hold_tenants(db_dsn: str) -> psycopg.Connection:
+    holder = psycopg.connect(db_dsn)
+    holder.execute("lock table codesift.tenants in access exclusive mode")
+    return holder
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_a_cancelled_statement_ends_a_command_with_a_message(dsn, command):
+    holder = _hold_tenants(dsn)
+    try:
+        done = subprocess.run(
+            [str(CODESIFT), *command],
+            env=_env(dsn, statement_timeout=f"{TIMEOUT_MS}ms"),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_SECONDS,
+        )
+    finally:
+        holder.close()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert CANCELLED in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_lock_timeout_says_to_try_again(dsn):
+    holder = _hold_tenants(dsn)
+    try:
+        done = subprocess.run(
+            [str(CODESIFT), "status"],
+            env=_env(dsn, lock_timeout="200ms"),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_SECONDS,
+        )
+    finally:
+        holder.close()
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: canceling statement due to lock timeout\n")
+    assert "another session holds a lock this command needs: try again" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _waiting_on_tenants(db) -> int:
+    return db.execute(
+        "select count(*) from pg_locks where not granted"
+        " and relation = 'codesift.tenants'::regclass"
+    ).fetchone()[0]
+
+
+def _listening(db) -> bool:
+    listen = "listen codesift_embedding"
+    return (
+        db.execute("select count(*) from pg_stat_activity where query = %s", (listen,)).fetchone()[
+            0
+        ]
+        > 0
+    )
+
+
+def _poll(condition, what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_the_worker_logs_a_cancelled_statement_and_goes_on(db, dsn):
+    holder = _hold_tenants(dsn)
+    worker = subprocess.Popen(
+        [str(CODESIFT), "worker", "--poll", "3600"],
+        env=_env(dsn, statement_timeout=f"{TIMEOUT_MS}ms"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _poll(lambda: _waiting_on_tenants(db) > 0, "the worker to wait on the lock")
+        _poll(lambda: _waiting_on_tenants(db) == 0, "its statement to be cancelled")
+        holder.close()  # the retry finds the table free: the worker serves
+        _poll(lambda: _listening(db), "the worker to listen again")
+    finally:
+        holder.close()
+        worker.send_signal(signal.SIGTERM)
+        out, _ = worker.communicate(timeout=DEADLINE_SECONDS)
+    assert worker.returncode == 0, out
+    assert "statement cancelled (canceling statement due to statement timeout); retrying" in out
+    assert "database unreachable" not in out and "Traceback" not in out
