@@ -2,6 +2,7 @@
 the NumPy forward pass and of sentence-transformers (tests/unit/minilm_reference.json)."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +136,42 @@ def test_the_float32_graph_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path, mo
     assert path.read_bytes() == built  # and the cache mended
     path.with_name(path.name + minilm_onnx.DIGEST_SUFFIX).unlink()  # half written
     assert minilm_onnx.float32_model(base) == str(path) and path.read_bytes() == built
+
+
+def test_a_graph_hashed_whole_once_is_trusted_until_it_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(tmp_path))
+    base = minilm.get_model()
+    path = Path(minilm_onnx.float32_model(base))
+    record = path.with_name(path.name + minilm_onnx.DIGEST_SUFFIX)
+    hashed = []
+    real = minilm_onnx.hashlib.sha256
+
+    def counting(data=b""):
+        hashed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(minilm_onnx.hashlib, "sha256", counting)
+    assert minilm_onnx._intact(path) and len(hashed) == 1  # a record of the digest alone
+    assert len(record.read_text().split()) == 4  # now digest, size, ctime, inode
+    written = path.stat().st_ctime_ns
+    os.utime(record, ns=(written, written))  # recorded in the tick the graph was written:
+    assert minilm_onnx._intact(path) and len(hashed) == 2  # racily clean, hashed again
+    os.utime(record, ns=(written + 2_000_000_000,) * 2)  # recorded a tick later
+    assert minilm_onnx._intact(path) and len(hashed) == 2  # trusted, not read
+    whole = path.read_bytes()
+    damaged = bytearray(whole)
+    damaged[len(damaged) // 2] ^= 1
+    path.write_bytes(bytes(damaged))  # the same size and inode, a new ctime
+    assert not minilm_onnx._intact(path) and len(hashed) == 3
+    os.utime(path, ns=(written, written))  # an mtime put back changes the ctime too
+    assert not minilm_onnx._intact(path) and len(hashed) == 4
+    path.write_bytes(whole)
+    assert minilm_onnx._intact(path) and len(hashed) == 5
+    assert record.read_text().split()[1:] == [
+        str(path.stat().st_size),
+        str(path.stat().st_ctime_ns),
+        str(path.stat().st_ino),
+    ]
 
 
 def test_an_unwritable_cache_still_gives_the_graph(tmp_path, monkeypatch):

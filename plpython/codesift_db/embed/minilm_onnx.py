@@ -259,12 +259,31 @@ def float32_path(model: minilm.MiniLM) -> Path:
 
 
 def _intact(path: Path) -> bool:
-    """Whether the plain cache file at path is whole: its bytes hash to its digest file."""
+    """Whether the plain cache file at path is whole: its bytes hash to its digest file.
+    Once they did, the digest file also records the file's size, ctime and inode, and a
+    later call trusts the file while those stay the same (a new backend's cold start then
+    reads 40 MB less). Any write changes the ctime, and so does putting an mtime back; a
+    file changed in the same clock tick as that record is hashed again, as git does with
+    a racily clean file."""
+    record = path.with_name(path.name + DIGEST_SUFFIX)
     try:
-        digest = path.with_name(path.name + DIGEST_SUFFIX).read_text().strip()
-        return hashlib.sha256(path.read_bytes()).hexdigest() == digest
+        fields = record.read_text().split()
+        stamped = record.stat().st_mtime_ns
+        seen = path.stat()
     except OSError:
         return False
+    if not fields:
+        return False
+    now = [str(seen.st_size), str(seen.st_ctime_ns), str(seen.st_ino)]
+    if fields[1:] == now and seen.st_ctime_ns < stamped:
+        return True
+    try:
+        whole = hashlib.sha256(path.read_bytes()).hexdigest() == fields[0]
+    except OSError:
+        return False
+    if whole:
+        _write_atomic(record, " ".join([fields[0], *now]).encode())
+    return whole
 
 
 def _write_plain(path: Path, model: bytes) -> bool:
