@@ -123,6 +123,41 @@ def test_traceback_frames_are_read_innermost_first():
     assert not question.read("where are redirects followed?").frames
 
 
+IPYTHON8_REPORT = """Color mapping fails with boolean data
+```python-traceback
+TypeError                                 Traceback (most recent call last)
+File ~/code/pkg/pkg/core/plot.py:841, in Plot._plot(self, pyplot)
+--> 841 plotter._setup_scales(self, common, layers)
+
+File ~/code/pkg/pkg/core/plot.py:1252, in Plotter._setup_scales(self, p, common)
+-> 1252     self._scales[var] = scale._setup(var_df[var], prop)
+
+File C:\\code\\pkg\\pkg\\core\\scales.py:351, in ContinuousBase._setup(self, data, prop)
+--> 351 b = forward(vmax) - forward(vmin)
+
+TypeError: numpy boolean subtract, the `-` operator, is not supported
+```
+"""
+
+
+def test_ipython_8_frames_are_read_innermost_first():
+    reading = question.read(IPYTHON8_REPORT)
+    assert [f for _, f in reading.frames] == ["_setup", "_setup_scales", "_plot"]
+    assert reading.frames[0][0] == "C:\\code\\pkg\\pkg\\core\\scales.py"
+    assert {"ContinuousBase._setup", "Plotter._setup_scales"} <= set(reading.names)
+
+
+def test_a_python_tracebacks_files_are_mentioned_innermost_first():
+    files = [m for m in question.read(IPYTHON8_REPORT).mentions if m.endswith(".py")]
+    assert files == ["C:\\code\\pkg\\pkg\\core\\scales.py", "~/code/pkg/pkg/core/plot.py"]
+    files = [m for m in question.read(REPORT).mentions if m.endswith(".py")]
+    assert [f.rsplit("/", 1)[-1] for f in files] == ["adapters.py", "sessions.py"]
+    # a path in the prose before the traceback keeps its place in the text
+    prose = "Seen in `lib/retry.py` first.\n\n" + REPORT
+    files = [m for m in question.read(prose).mentions if m.endswith(".py")]
+    assert [f.rsplit("/", 1)[-1] for f in files] == ["retry.py", "adapters.py", "sessions.py"]
+
+
 NODE_REPORT = """Mounting a router twice crashes
 
 ```

@@ -20,6 +20,7 @@ paths and module names, traceback frames, error class names. `read` pulls those 
 Every pattern runs on at most SCAN_CHARS of text and every list is capped: a hostile
 200,000-character question costs the same as a 20,000-character one."""
 
+import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -53,11 +54,13 @@ _PATH = re.compile(
     r"rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|scala|sh))\b"
 )
 # Python frames: File "x.py", line 3, in f | IPython: x.py in f(...), also with the path as a
-# markdown link ([C:\x.py](file:///C:/x.py) in f(...)) | pytest: x.py:3: in f
+# markdown link ([C:\x.py](file:///C:/x.py) in f(...)) | pytest: x.py:3: in f | IPython 8
+# (Jupyter since 2022): File ~/src/x.py:3, in C.f(self)
 _FRAME = re.compile(
     r"File \"([^\"\n]{1,400})\", line \d+, in ([\w<>.]+)"
     r"|([\w./\\:~-]{1,400}\.py)\)? in ([A-Za-z_]\w*)\("
     r"|([\w./~-]{1,400}\.py):\d+: in ([A-Za-z_]\w*)"
+    r"|File ([\w./\\:~-]{1,400}\.py):\d+, in ([\w<>.]+)"
 )
 # The other languages print the innermost call first. Each pattern yields (file, function):
 # JavaScript/TypeScript (V8): at fn (file.js:3:7), at async C.m [as h] (file:///x.ts:3:7)
@@ -185,16 +188,24 @@ def read(text: str) -> Reading:
         if 2 < len(name) <= 120:
             signal.setdefault(name, None)
 
+    python_files: list[tuple[int, str]] = []  # a Python traceback's files, outermost first
+    frame_spans: list[tuple[int, int]] = []  # where those frames are in the text
     for m in _FRAME.finditer(clean):
-        path = m.group(1) or m.group(3) or m.group(5)
-        func = m.group(2) or m.group(4) or m.group(6)
+        path = m.group(1) or m.group(3) or m.group(5) or m.group(7)
+        func = m.group(2) or m.group(4) or m.group(6) or m.group(8)
         if path and not path.startswith("<"):
-            found.append((m.start(), path))
+            python_files.append((m.start(), path))
+            frame_spans.append(m.span())
         if func and not func.startswith("<"):
             add(func)
             ran.setdefault(func, None)
             if path and not path.startswith("<"):
                 frames.setdefault((path, func.rsplit(".", 1)[-1]), None)
+    # mentioned innermost first, as the frames are: each file takes the place in the text of
+    # the frame printed as far from the end as it is from the start
+    found.extend(
+        (at, path) for (at, _), (_, path) in zip(python_files, reversed(python_files), strict=True)
+    )
     innermost_first: dict[tuple[str, str], None] = {}  # frames of the other languages
     for at, path, func in _innermost_first_frames(clean):
         found.append((at, path))
@@ -203,7 +214,9 @@ def read(text: str) -> Reading:
             ran.setdefault(func, None)
             innermost_first.setdefault((path, func), None)
     for m in _PATH.finditer(clean):
-        found.append((m.start(1), m.group(1)))
+        inside = bisect.bisect_right(frame_spans, (m.start(1), len(clean))) - 1
+        if inside < 0 or m.start(1) >= frame_spans[inside][1]:  # not a frame's own path
+            found.append((m.start(1), m.group(1)))
     for m in _ERROR.finditer(clean):
         add(m.group(1))
     quoted = [m.group(1) for m in _BACKTICK.finditer(clean)]
