@@ -13,6 +13,7 @@ from typing import Annotated
 
 import psycopg
 import typer
+from codesift_db.pipeline.params import MAX_BUDGET
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from rich.text import Text
 
@@ -494,7 +495,9 @@ def ask(
         str | None,
         typer.Option(help="Indexed ref to ask at (default: each repository's default ref)."),
     ] = None,
-    budget: Annotated[int, typer.Option(help="Token budget of the pack.", min=1)] = 4000,
+    budget: Annotated[
+        int, typer.Option(help="Token budget of the pack.", min=1, max=MAX_BUDGET)
+    ] = 4000,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show every candidate and each stage's decision.")
     ] = False,
@@ -577,7 +580,9 @@ def repo_map(
     path_prefix: Annotated[
         str | None, typer.Option(help="Only files under this folder (e.g. src/).")
     ] = None,
-    budget: Annotated[int, typer.Option(help="Token budget of the map.", min=1)] = 2000,
+    budget: Annotated[
+        int, typer.Option(help="Token budget of the map.", min=1, max=MAX_BUDGET)
+    ] = 2000,
     ref: Annotated[
         str | None,
         typer.Option(help="Indexed ref (default: each repository's default ref)."),
@@ -708,7 +713,9 @@ def diff_context(
         str | None,
         typer.Option(help="The indexed ref the --diff-file applies to (default: the default ref)."),
     ] = None,
-    budget: Annotated[int, typer.Option(help="Token budget of the pack.", min=1)] = 4000,
+    budget: Annotated[
+        int, typer.Option(help="Token budget of the pack.", min=1, max=MAX_BUDGET)
+    ] = 4000,
     tenant: ReadTenant = "default",
 ) -> None:
     """The context a review of a change needs, packed under a token budget with citations:

@@ -1,6 +1,12 @@
 """Typed user errors: the CLI prints their message and exits 1, never a traceback."""
 
+import re
+
 import psycopg
+
+# what PL/Python puts before the message of an error raised with plpy.error (or of a
+# database error raised inside a PL/Python function): not the user's business
+PLPY_PREFIX = re.compile(r"^(?:plpy\.\w+|spiexceptions\.\w+): ")
 
 # what to do about a database error that gives no hint of its own, by SQLSTATE
 _HINTS = {
@@ -34,6 +40,6 @@ def from_database(exc: psycopg.Error) -> CodesiftError:
     its SQLSTATE), never a traceback."""
     diag = exc.diag
     lines = (diag.message_primary or str(exc) or type(exc).__name__).strip().splitlines()
-    message = lines[0] if lines else type(exc).__name__
+    message = PLPY_PREFIX.sub("", lines[0]) if lines else type(exc).__name__
     hint = diag.message_hint or _HINTS.get(exc.sqlstate or "")
     return CodesiftError(f"{message}\n  hint: {hint}" if hint else message)

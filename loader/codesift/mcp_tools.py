@@ -44,6 +44,7 @@ from pydantic import (
 
 from . import db, version
 from .console import visible
+from .errors import PLPY_PREFIX
 from .impact import context_text, impact_lines
 from .outline import outline_lines
 from .references import callee_lines, caller_lines, reference_lines
@@ -1333,8 +1334,6 @@ TOOLS: tuple[Tool, ...] = (
 
 # --- the server ------------------------------------------------------------------------
 
-# what PL/Python puts before the message of an error raised with plpy.error
-_PLPY_PREFIX = re.compile(r"^(?:plpy\.\w+|spiexceptions\.\w+): ")
 _SDK_PREFIX = re.compile(r"^Error executing tool \w+: ")
 SHOWN_CHARS = 60  # of a refused argument's value, in an error message
 
@@ -1382,7 +1381,7 @@ def error_text(exc: Exception) -> str:
         text = str(cause)
     else:
         text = _SDK_PREFIX.sub("", str(exc))
-    return " ".join(visible(_PLPY_PREFIX.sub("", text)).split())
+    return " ".join(visible(PLPY_PREFIX.sub("", text)).split())
 
 
 class ToolServer(MCPServer[Any]):

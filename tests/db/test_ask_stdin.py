@@ -92,3 +92,16 @@ def test_input_that_is_not_utf8_text_is_refused_cleanly(dsn, indexed):
         assert given.returncode == 1
         assert b"Traceback" not in given.stderr
         assert given.stderr.endswith(b" is not UTF-8 text\n"), given.stderr
+
+
+def test_an_engine_refusal_reads_as_its_own_words(dsn, indexed):
+    """A bad argument the engine refuses (plpy.error inside PL/Python) prints the engine's
+    message and hint, without PL/Python's exception name before them."""
+    unknown = _ask(dsn, "where?", "--tenant", "acme", "--repo", "nope")
+    assert unknown.returncode == 1
+    assert unknown.stderr.decode().startswith(
+        "error: unknown repository 'nope'\n  hint: indexed repositories: net\n"
+    )
+    too_big = _ask(dsn, "where?", "--tenant", "acme", "--budget", "200001")
+    assert too_big.returncode == 2  # refused by the option, before any database call
+    assert b"200000" in too_big.stderr and b"Traceback" not in too_big.stderr
