@@ -626,6 +626,30 @@ def test_a_javascript_stack_frame_names_the_definition_in_its_file(db, dsn, make
     assert _mentioned(db, NODE_TRACE, "router") == set()
 
 
+RUST_TRACE = (
+    "The parser panics on an empty header\n\n"
+    + "Parsing a request whose header line is empty panics instead of returning an error. " * 4
+    + "\n\nthread 'main' panicked at src/http/parser.rs:2:5:\nstack backtrace:\n"
+    "   0: rust_begin_unwind\n"
+    "             at /rustc/90b35a6239c3d8bd/library/std/src/panicking.rs:645:5\n"
+    "   4: acme::http::parser::parse::h0123456789abcdef\n"
+    "             at ./src/http/parser.rs:2:5\n"
+)
+
+
+def test_a_rust_backtrace_frame_names_the_definition_in_its_file(db, dsn, make_repo):
+    # 40 files define a function parse: the frame's file says which one panicked
+    parser = "pub fn parse(line: &str) -> usize {\n    line.len()\n}\n"
+    files = {f"src/jobs/j{i:02d}.rs": parser for i in range(40)}
+    files["src/http/parser.rs"] = (
+        "pub fn parse(line: &str) -> usize {\n    line.find(':').unwrap()\n}\n"
+    )
+    _index_as_acme(db, dsn, make_repo, files, "http")
+    assert _mentioned(db, RUST_TRACE, "http") == {("src/http/parser.rs", "parse")}
+    db.execute("select set_config('codesift.retrieval_off', 'frames', false)")
+    assert _mentioned(db, RUST_TRACE, "http") == set()
+
+
 def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     # files.stem_key (migration 030): the name without its folder and last extension,
     # lowercase, by which the files a long question mentions are looked up

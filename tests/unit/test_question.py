@@ -189,6 +189,27 @@ RUBY_REPORT = """Rotate fails
 /app/lib/vault.rb:10:in `rotate'
 /app/lib/vault.rb:4:in 'Vault#run'
 /app/lib/main.rb:2:in `block in <main>'"""
+RUST_REPORT = """Parser panics on an empty header
+stack backtrace:
+   0: rust_begin_unwind
+             at /rustc/90b35a6239c3d8bd/library/std/src/panicking.rs:645:5
+   4: acme::http::Parser::parse_header::h0123456789abcdef
+             at ./src/http/parser.rs:120:9
+   5: acme::http::Parser::parse::{{closure}}
+             at ./src/http/parser.rs:80:13
+   6: acme::main
+             at ./src/main.rs:4:37"""
+C_REPORT = """Segfault in the header parser
+#0  0x00007ffff7a42428 in __GI_raise (sig=6) at ../sysdeps/unix/sysv/linux/raise.c:54
+#1  0x000055555555513d in http::Parser::parse_header (this=0x0) at src/parser.cc:42
+#2  main (argc=1, argv=0x7ffe) at src/main.c:10
+==1==ERROR: AddressSanitizer: heap-buffer-overflow
+    #0 0x4f6a2d in read_line /src/lib/reader.c:42:13"""
+PHP_REPORT = """Rotate throws
+#0 /app/src/Keys/Vault.php(42): App\\Keys\\Vault->rotate('x')
+#1 /app/src/Kernel.php(10): App\\Kernel::boot()
+#2 /app/public/index.php(5): run()
+#3 {main}"""
 CSHARP_REPORT = """Rotate crashes
    at Acme.Keys.Vault.Rotate(Int32 n) in C:\\src\\Keys\\Vault.cs:line 42
    at Acme.Program.Main(String[] args) in /src/Program.cs:line 7"""
@@ -216,6 +237,31 @@ CSHARP_REPORT = """Rotate crashes
         ),
         (RUBY_REPORT, [("/app/lib/vault.rb", "rotate"), ("/app/lib/vault.rb", "run")]),
         (CSHARP_REPORT, [("C:\\src\\Keys\\Vault.cs", "Rotate"), ("/src/Program.cs", "Main")]),
+        (
+            RUST_REPORT,
+            [
+                ("/rustc/90b35a6239c3d8bd/library/std/src/panicking.rs", "rust_begin_unwind"),
+                ("./src/http/parser.rs", "parse_header"),
+                ("./src/main.rs", "main"),
+            ],
+        ),
+        (
+            C_REPORT,
+            [
+                ("../sysdeps/unix/sysv/linux/raise.c", "__GI_raise"),
+                ("src/parser.cc", "parse_header"),
+                ("src/main.c", "main"),
+                ("/src/lib/reader.c", "read_line"),
+            ],
+        ),
+        (
+            PHP_REPORT,
+            [
+                ("/app/src/Keys/Vault.php", "rotate"),
+                ("/app/src/Kernel.php", "boot"),
+                ("/app/public/index.php", "run"),
+            ],
+        ),
     ],
 )
 def test_other_languages_stack_frames_are_read_innermost_first(report, frames):
@@ -233,6 +279,21 @@ def test_frames_of_a_python_traceback_come_before_another_languages():
 def test_a_hostile_stack_trace_costs_no_more_than_its_bounded_text():
     line = "\tat " + "a." * 5000 + "b(" + "x" * 5000 + ".java:1)\n"
     reading = question.read("Crash\n" + line * 50)
+    assert len(reading.frames) <= question.MAX_FRAMES
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  1: " + "a::" * 3000 + "\n      at " + "x/" * 3000 + "y.rs:1:1\n",
+        "#1  0x1 in " + "a::" * 3000 + " (" + "x" * 3000 + ") at " + "y/" * 3000 + "z.c:1\n",
+        "    #1 0x1 in " + "f" * 3000 + " " + "y/" * 3000 + ".c:1:1\n",
+        "#1 " + "y/" * 3000 + "x.php(1): " + "A\\" * 3000 + "->f()\n",
+    ],
+    ids=["rust", "gdb", "asan", "php"],
+)
+def test_hostile_native_and_php_frames_stay_bounded(line):
+    reading = question.read("Crash\n" + line * 20)
     assert len(reading.frames) <= question.MAX_FRAMES
 
 

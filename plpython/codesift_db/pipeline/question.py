@@ -11,7 +11,8 @@ paths and module names, traceback frames, error class names. `read` pulls those 
 * the files the text mentions (paths, traceback files, dotted module names) and the
   definitions it names (identifiers, `Class.method`), matched to live paths and symbols by
   pipeline/mentions.py and added as candidates;
-* a traceback's frames (Python's, or a JavaScript, JVM, Go, Ruby or C# stack trace's) as
+* a traceback's frames (Python's, or a JavaScript, JVM, Go, Ruby, C#, Rust, C/C++ or PHP
+  stack trace's) as
   (file, function) pairs, innermost first: each names one definition, where the function's
   name alone (`run`, `send`) may fit hundreds;
 * a digest for the dense leg: the title, the first paragraph and the identifiers, so that the
@@ -85,6 +86,26 @@ _RUBY_FRAME = re.compile(r"(?<![\w./~-])([\w./~-]{1,400}\.rb):\d+:in [`']([^'`\n
 _CSHARP_FRAME = re.compile(
     r"\bat (?:[\w`]{1,200}\.){1,40}(\w{1,200})\([^\n]{0,2000}?\) in ([^\n]{1,400}?\.cs):line \d+"
 )
+# Rust (RUST_BACKTRACE=1): "  4: app::parser::parse_expr" then, indented, "at ./src/parser.rs:120:9"
+_RUST_FRAME = re.compile(
+    r"^[ \t]{0,20}\d{1,5}: ([^\s]{1,400})\n[ \t]{1,40}at ([^\s]{1,400}?\.rs):\d+", re.M
+)
+_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")  # a legacy symbol's hash suffix
+# C and C++: gdb's "#1  0x5555 in parse (buf=0x0) at src/parser.c:42" (the address left out
+# for an inlined frame) and AddressSanitizer's "#1 0x4f6a2d in parse /src/parser.c:42:13"
+_C_SOURCE = r"[^\s]{1,400}?\.(?:c|h|cc|cpp|cxx|hpp|hh|hxx|m|mm)"
+_GDB_FRAME = re.compile(
+    r"^#\d{1,5} +(?:0x[0-9a-f]{1,16} in )?([\w:~]{1,200}) \([^\n]{0,2000}?\) at "
+    rf"({_C_SOURCE}):\d+",
+    re.M,
+)
+_ASAN_FRAME = re.compile(
+    rf"^[ \t]{{0,20}}#\d{{1,5}} 0x[0-9a-f]{{1,16}} in ([\w:~]{{1,200}}) ({_C_SOURCE}):\d+", re.M
+)
+# PHP: "#0 /app/src/Vault.php(42): App\Keys\Vault->rotate()" (or Class::method, or a function)
+_PHP_FRAME = re.compile(
+    r"^#\d{1,5} ([^\s(]{1,400}?\.php)\(\d+\): (?:[\w\\]{1,200}(?:->|::))?(\w{1,200})\(", re.M
+)
 _FUNCTION = re.compile(r"[A-Za-z_$][\w$]*")
 _ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b")
 _CAMEL = re.compile(r"\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b")
@@ -153,8 +174,9 @@ def is_long(text: str) -> bool:
 
 
 def _innermost_first_frames(text: str) -> list[tuple[int, str, str]]:
-    """The frames of a JavaScript, JVM, Go, Ruby or C# stack trace in text, as (position,
-    file, function), in the order printed: innermost first."""
+    """The frames of a JavaScript, JVM, Go, Ruby, C#, Rust, C/C++ (gdb, AddressSanitizer)
+    or PHP stack trace in text, as (position, file, function), in the order printed:
+    innermost first."""
     found: list[tuple[int, str, str]] = []
     for m in _JS_FRAME.finditer(text):  # Layer.handle ran in handle
         found.append((m.start(), m.group(2), m.group(1).rsplit(".", 1)[-1]))
@@ -169,6 +191,13 @@ def _innermost_first_frames(text: str) -> list[tuple[int, str, str]]:
         found.append((m.start(), m.group(1), re.split(r"[#. ]", m.group(2))[-1]))
     for m in _CSHARP_FRAME.finditer(text):
         found.append((m.start(), m.group(2), m.group(1)))
+    for m in _RUST_FRAME.finditer(text):  # app::Parser::parse::{{closure}} names no function
+        found.append((m.start(), m.group(2), _RUST_HASH.sub("", m.group(1)).rsplit("::", 1)[-1]))
+    for pattern in (_GDB_FRAME, _ASAN_FRAME):  # ns::Vault::rotate ran in rotate
+        for m in pattern.finditer(text):
+            found.append((m.start(), m.group(2), m.group(1).rsplit("::", 1)[-1]))
+    for m in _PHP_FRAME.finditer(text):
+        found.append((m.start(), m.group(1), m.group(2)))
     return sorted(found)
 
 
