@@ -12,9 +12,9 @@ paths and module names, traceback frames, error class names. `read` pulls those 
   definitions it names (identifiers, `Class.method`), matched to live paths and symbols by
   pipeline/mentions.py and added as candidates;
 * a traceback's frames (Python's, or a JavaScript, JVM, Go, Ruby, C#, Rust, C/C++ or PHP
-  stack trace's) as
-  (file, function) pairs, innermost first: each names one definition, where the function's
-  name alone (`run`, `send`) may fit hundreds;
+  stack trace's) as (file, function) pairs, innermost first: each names one definition,
+  where the function's name alone (`run`, `send`) may fit hundreds; and their files, in
+  the same order, among the files the text mentions;
 * a digest for the dense leg: the title, the first paragraph and the identifiers, so that the
   model's first 256 word pieces are the informative ones, not an accident of the layout.
 
