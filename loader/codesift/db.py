@@ -48,6 +48,18 @@ def redacted(dsn: str) -> str:
     return make_conninfo("", **params)
 
 
+def failure_reason(exc: Exception) -> str:
+    """Why a connection failed, on one line: libpq's last attempt (one per host tried) and
+    the hint lines it indents under it ('Is the server running ...'), not the hint alone."""
+    lines = str(exc).strip().splitlines()
+    if not lines:
+        return type(exc).__name__
+    start = len(lines) - 1
+    while start > 0 and lines[start][:1] in ("\t", " "):
+        start -= 1
+    return " ".join(line.strip() for line in lines[start:])
+
+
 def connect(dsn: str | None = None, **kwargs) -> psycopg.Connection:
     dsn = dsn or current_dsn()
     try:
@@ -59,7 +71,7 @@ def connect(dsn: str | None = None, **kwargs) -> psycopg.Connection:
             "embedded database (make db)."
         ) from None
     except psycopg.OperationalError as exc:
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        reason = failure_reason(exc)
         hint = (
             "Start the embedded database with `make db`."
             if not os.environ.get("CODESIFT_DSN")

@@ -124,6 +124,8 @@ def test_cli_migrate_twice(blank_postgresql):
     "dsn, message",
     [
         ("postgresql://nobody@127.0.0.1:1/nodb", "cannot connect to PostgreSQL"),
+        # libpq's cause, not only the hint line it indents under it
+        ("postgresql://nobody@127.0.0.1:1/nodb", "port 1 failed: Connection refused Is the server"),
         ("this is not a dsn", "not a valid connection string"),
     ],
 )
