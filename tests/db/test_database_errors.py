@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -84,14 +85,12 @@ def _waiting_on_tenants(db) -> int:
     ).fetchone()[0]
 
 
-def _listening(db) -> bool:
+def _listeners(db) -> set:
+    """The backends of the worker's LISTEN connection."""
     listen = "listen codesift_embedding"
-    return (
-        db.execute("select count(*) from pg_stat_activity where query = %s", (listen,)).fetchone()[
-            0
-        ]
-        > 0
-    )
+    return {
+        pid for (pid,) in db.execute("select pid from pg_stat_activity where query = %s", (listen,))
+    }
 
 
 def _poll(condition, what: str) -> None:
@@ -111,15 +110,21 @@ def test_the_worker_logs_a_cancelled_statement_and_goes_on(db, dsn):
         stderr=subprocess.STDOUT,
         text=True,
     )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(worker.stdout), daemon=True)
+    reader.start()
     try:
         _poll(lambda: _waiting_on_tenants(db) > 0, "the worker to wait on the lock")
-        _poll(lambda: _waiting_on_tenants(db) == 0, "its statement to be cancelled")
-        holder.close()  # the retry finds the table free: the worker serves
-        _poll(lambda: _listening(db), "the worker to listen again")
+        first = _listeners(db)
+        _poll(lambda: any("statement cancelled" in line for line in lines), "the worker's log")
+        holder.close()  # the retry finds the table free: the worker serves on
+        _poll(lambda: _listeners(db) - first, "the worker to listen on a new connection")
     finally:
         holder.close()
         worker.send_signal(signal.SIGTERM)
-        out, _ = worker.communicate(timeout=DEADLINE_SECONDS)
+        worker.wait(timeout=DEADLINE_SECONDS)
+        reader.join(timeout=DEADLINE_SECONDS)
+    out = "".join(lines)
     assert worker.returncode == 0, out
     assert "statement cancelled (canceling statement due to statement timeout); retrying" in out
     assert "database unreachable" not in out and "Traceback" not in out
