@@ -35,11 +35,17 @@ class IndexingError(CodesiftError):
     pass
 
 
-def from_database(exc: psycopg.Error) -> CodesiftError:
-    """The user error a database error reads as: its message and hint (or what to do about
-    its SQLSTATE), never a traceback."""
+def database_message(exc: psycopg.Error) -> tuple[str, str | None]:
+    """A database error's message (its first line, without PL/Python's prefix) and its hint,
+    or what to do about its SQLSTATE when it gives none."""
     diag = exc.diag
     lines = (diag.message_primary or str(exc) or type(exc).__name__).strip().splitlines()
     message = PLPY_PREFIX.sub("", lines[0]) if lines else type(exc).__name__
-    hint = diag.message_hint or _HINTS.get(exc.sqlstate or "")
+    return message, diag.message_hint or _HINTS.get(exc.sqlstate or "")
+
+
+def from_database(exc: psycopg.Error) -> CodesiftError:
+    """The user error a database error reads as (the CLI's): its message and hint, never a
+    traceback."""
+    message, hint = database_message(exc)
     return CodesiftError(f"{message}\n  hint: {hint}" if hint else message)

@@ -15,7 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from psycopg.sql import SQL, Literal
 
 from . import db, tenants
-from .errors import CodesiftError
+from .errors import CodesiftError, database_message
 from .mcp_settings import Settings
 from .mcp_tokens import token_hash
 
@@ -282,11 +282,8 @@ class Backend:
 
 
 def _db_message(exc: psycopg.Error) -> str:
-    diag = exc.diag
-    message = diag.message_primary or type(exc).__name__
-    if diag.message_hint:
-        message += f" (hint: {diag.message_hint})"
-    return message
+    message, hint = database_message(exc)
+    return f"{message} (hint: {hint})" if hint else message
 
 
 def resolve_tenant(dsn: str, name: str) -> int:

@@ -128,3 +128,24 @@ def test_the_worker_logs_a_cancelled_statement_and_goes_on(db, dsn):
     assert worker.returncode == 0, out
     assert "statement cancelled (canceling statement due to statement timeout); retrying" in out
     assert "database unreachable" not in out and "Traceback" not in out
+
+
+def test_the_cli_and_the_mcp_tools_read_a_database_error_alike(db, dsn):
+    from codesift.errors import database_message, from_database
+    from codesift.mcp_backend import _db_message
+
+    with psycopg.connect(dsn) as slow:
+        slow.execute("set statement_timeout = '50ms'")
+        with pytest.raises(psycopg.errors.QueryCanceled) as timed_out:
+            slow.execute("select pg_sleep(5)")
+    message, hint = database_message(timed_out.value)
+    assert message == "canceling statement due to statement timeout"
+    assert hint and hint.startswith("a statement ran past the statement_timeout")
+    assert str(from_database(timed_out.value)) == f"{message}\n  hint: {hint}"
+    assert _db_message(timed_out.value) == f"{message} (hint: {hint})"
+    with pytest.raises(psycopg.Error) as refused:  # raised by plpy.error inside PL/Python
+        db.execute("select * from codesift.pack_context('x', repo => 'nope')")
+    assert refused.value.diag.message_primary.startswith("plpy.Error: ")
+    message, hint = database_message(refused.value)
+    assert message == refused.value.diag.message_primary.removeprefix("plpy.Error: ")
+    assert hint == refused.value.diag.message_hint  # the engine's own hint
