@@ -611,21 +611,6 @@ NODE_TRACE = (
 )
 
 
-def test_a_javascript_stack_frame_names_the_definition_in_its_file(db, dsn, make_repo):
-    # 40 files define a function handle: the frame's file (an installed package's path; the
-    # repository keeps it under lib/) says which one ran
-    handler = "function handle(job) {\n  return job;\n}\nmodule.exports = handle;\n"
-    files = {f"lib/jobs/j{i:02d}.js": handler for i in range(40)}
-    files["lib/router/layer.js"] = (
-        "function handle(stack, req) {\n  return stack.pop()(req);\n}\nmodule.exports = handle;\n"
-    )
-    _index_as_acme(db, dsn, make_repo, files, "router")
-    assert _mentioned(db, NODE_TRACE, "router") == {("lib/router/layer.js", "handle")}
-    # without frames the name alone fits 41 definitions: it names none
-    db.execute("select set_config('codesift.retrieval_off', 'frames', false)")
-    assert _mentioned(db, NODE_TRACE, "router") == set()
-
-
 RUST_TRACE = (
     "The parser panics on an empty header\n\n"
     + "Parsing a request whose header line is empty panics instead of returning an error. " * 4
@@ -637,17 +622,39 @@ RUST_TRACE = (
 )
 
 
-def test_a_rust_backtrace_frame_names_the_definition_in_its_file(db, dsn, make_repo):
-    # 40 files define a function parse: the frame's file says which one panicked
-    parser = "pub fn parse(line: &str) -> usize {\n    line.len()\n}\n"
-    files = {f"src/jobs/j{i:02d}.rs": parser for i in range(40)}
-    files["src/http/parser.rs"] = (
-        "pub fn parse(line: &str) -> usize {\n    line.find(':').unwrap()\n}\n"
-    )
-    _index_as_acme(db, dsn, make_repo, files, "http")
-    assert _mentioned(db, RUST_TRACE, "http") == {("src/http/parser.rs", "parse")}
+@pytest.mark.parametrize(
+    "trace, name, common, defining, path",
+    [
+        (  # the frame's file is an installed package's path; the repository keeps it in lib/
+            NODE_TRACE,
+            "router",
+            "function handle(job) {\n  return job;\n}\nmodule.exports = handle;\n",
+            "function handle(stack, req) {\n  return stack.pop()(req);\n}\n"
+            "module.exports = handle;\n",
+            ("lib/router/layer.js", "handle"),
+        ),
+        (
+            RUST_TRACE,
+            "http",
+            "pub fn parse(line: &str) -> usize {\n    line.len()\n}\n",
+            "pub fn parse(line: &str) -> usize {\n    line.find(':').unwrap()\n}\n",
+            ("src/http/parser.rs", "parse"),
+        ),
+    ],
+    ids=["javascript", "rust"],
+)
+def test_another_languages_stack_frame_names_the_definition_in_its_file(
+    db, dsn, make_repo, trace, name, common, defining, path
+):
+    # 40 files define a function of the frame's name: the frame's file says which one ran
+    folder, ext = path[0].split("/")[0], path[0].rsplit(".", 1)[1]
+    files = {f"{folder}/jobs/j{i:02d}.{ext}": common for i in range(40)}
+    files[path[0]] = defining
+    _index_as_acme(db, dsn, make_repo, files, name)
+    assert _mentioned(db, trace, name) == {path}
+    # without frames the name alone fits 41 definitions: it names none
     db.execute("select set_config('codesift.retrieval_off', 'frames', false)")
-    assert _mentioned(db, RUST_TRACE, "http") == set()
+    assert _mentioned(db, trace, name) == set()
 
 
 def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
