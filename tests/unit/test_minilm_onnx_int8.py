@@ -66,8 +66,9 @@ def test_the_quantized_graph_has_int8_matmuls_with_a_scale_per_channel(int8_byte
 
 def test_the_int8_graph_is_cached_and_read_back(cache, quantize_calls):
     first = minilm_onnx.OnnxMiniLM(int8=True)
-    files = [f for f in cache.iterdir() if minilm_onnx.QUANTIZATION in f.name]
-    assert len(files) == 1 and len(list(cache.iterdir())) == 3  # and the float32 graph's two
+    names = sorted(f.name for f in cache.iterdir() if minilm_onnx.QUANTIZATION in f.name)
+    assert len(names) == 2 and names[1] == names[0] + minilm_onnx.DIGEST_SUFFIX  # as fp32's
+    assert len(list(cache.iterdir())) == 4  # and the float32 graph's two
     assert len(quantize_calls) == 1
     second = minilm_onnx.OnnxMiniLM(int8=True)
     assert len(quantize_calls) == 1  # read from the cache, not quantized again
@@ -111,33 +112,43 @@ def test_the_cache_key_follows_the_graph_and_the_quantizer(cache, fp32_graph, mo
     ids=["empty", "partial", "garbage", "flipped-byte"],
 )
 def test_a_damaged_cache_file_is_rebuilt(cache, fp32_graph, int8_bytes, quantize_calls, damage):
-    minilm_onnx.int8_graph(fp32_graph)
-    path = minilm_onnx.cache_path(fp32_graph)
-    good = path.read_bytes()
-    path.write_bytes(damage(good))
-    assert minilm_onnx.int8_graph(fp32_graph) == int8_bytes
+    path = Path(minilm_onnx.int8_model(fp32_graph))
+    assert path == minilm_onnx.cache_path(fp32_graph) and path.read_bytes() == int8_bytes
+    path.write_bytes(damage(int8_bytes))
+    assert minilm_onnx.int8_model(fp32_graph) == str(path)
     assert len(quantize_calls) == 2  # quantized again, not read damaged
-    assert path.read_bytes() == good  # and the file is whole again
-    assert [p.name for p in cache.iterdir()] == [path.name]  # no temporary files left
+    assert path.read_bytes() == int8_bytes  # and the file is whole again
+    digest = path.name + minilm_onnx.DIGEST_SUFFIX
+    assert sorted(p.name for p in cache.iterdir()) == [path.name, digest]  # no temporary files
 
 
 def test_a_whole_cache_file_that_is_not_a_model_is_rebuilt(cache, fp32_graph, quantize_calls):
-    minilm_onnx.int8_graph(fp32_graph)
-    path = minilm_onnx.cache_path(fp32_graph)
+    path = Path(minilm_onnx.int8_model(fp32_graph))
     good = path.read_bytes()
     garbage = b"this is no ONNX model"
-    path.write_bytes(minilm_onnx._CACHE_MAGIC + hashlib.sha256(garbage).digest() + garbage)
+    path.write_bytes(garbage)  # and a digest that matches it: whole, but no model
+    path.with_name(path.name + minilm_onnx.DIGEST_SUFFIX).write_text(
+        hashlib.sha256(garbage).hexdigest()
+    )
     engine = minilm_onnx.OnnxMiniLM(int8=True)
     assert len(quantize_calls) == 2 and path.read_bytes() == good
     assert engine.encode(["a", "b"]).shape == (2, minilm.DIMENSION)
+
+
+def test_the_older_cache_format_is_pruned(cache, fp32_graph, int8_bytes, quantize_calls):
+    old = minilm_onnx.cache_path(fp32_graph).with_suffix(".onnx.cache")  # tag, digest, model
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"codesift-onnx-1\n" + hashlib.sha256(int8_bytes).digest() + int8_bytes)
+    path = Path(minilm_onnx.int8_model(fp32_graph))
+    assert path.read_bytes() == int8_bytes and not old.exists()
 
 
 def test_an_unwritable_cache_is_not_an_error(tmp_path, monkeypatch, fp32_graph, quantize_calls):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv(minilm_onnx.CACHE_ENV, str(blocker / "cache"))
-    assert minilm_onnx.int8_graph(fp32_graph)
-    assert minilm_onnx.int8_graph(fp32_graph)
+    assert isinstance(minilm_onnx.int8_model(fp32_graph), bytes)  # given as bytes, not a path
+    assert isinstance(minilm_onnx.int8_model(fp32_graph), bytes)
     assert len(quantize_calls) == 2  # nothing cached: quantized each time
 
 

@@ -26,7 +26,8 @@ Its vectors are close to, not equal to, the float32 ones, so they carry their ow
 (:data:`INT8_SUFFIX`, see embedders.vector_identity). Quantizing takes seconds, so the result
 is cached on disk (:func:`cache_dir`), under a name derived from the float32 graph's bytes,
 the quantization settings and the ONNX Runtime version: a different model, setting or
-quantizer is a different file, and a file that is damaged is rebuilt.
+quantizer is a different file, and a file that is damaged is rebuilt. Both graphs are cached
+alike: a plain ONNX file (a session is made from its path) beside its digest (:func:`_intact`).
 """
 
 from __future__ import annotations
@@ -60,10 +61,7 @@ _IR_VERSION = 9  # what onnxruntime >= 1.16 reads
 QUANTIZATION = "dynamic-int8-per-channel-matmul"
 INT8_SUFFIX = "+int8"  # appended to the model name in the key of an int8 vector
 CACHE_ENV = "CODESIFT_CACHE_DIR"
-# A cached graph: this tag, the SHA-256 of the model bytes, then the model bytes.
-_CACHE_MAGIC = b"codesift-onnx-1\n"
-DIGEST_SUFFIX = ".sha256"  # beside a plain cached graph: its SHA-256, hex
-_DIGEST = 32
+DIGEST_SUFFIX = ".sha256"  # beside a cached graph: its SHA-256, hex (and what _intact records)
 
 
 def available() -> bool:
@@ -203,26 +201,7 @@ def cache_path(graph: bytes) -> Path:
 
     key = hashlib.sha256(graph)
     key.update(f"\0{QUANTIZATION}\0onnxruntime {ort.__version__}".encode())
-    return cache_dir() / f"minilm-{QUANTIZATION}-{key.hexdigest()[:24]}.onnx.cache"
-
-
-def _read_cached(path: Path) -> bytes | None:
-    """The model bytes of a cache file, or None if it is missing, short or damaged."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    head = len(_CACHE_MAGIC) + _DIGEST
-    if len(raw) <= head or not raw.startswith(_CACHE_MAGIC):
-        return None
-    digest, model = raw[len(_CACHE_MAGIC) : head], raw[head:]
-    return model if hashlib.sha256(model).digest() == digest else None
-
-
-def _write_cached(path: Path, model: bytes) -> None:
-    """Write the cache file atomically; a cache that cannot be written is not an error, the
-    graph is just quantized again next time."""
-    _write_atomic(path, _CACHE_MAGIC + hashlib.sha256(model).digest() + model)
+    return cache_dir() / f"minilm-{QUANTIZATION}-{key.hexdigest()[:24]}.onnx"
 
 
 def _write_atomic(target: Path, data: bytes) -> bool:
@@ -261,8 +240,8 @@ def float32_path(model: minilm.MiniLM) -> Path:
 def _intact(path: Path) -> bool:
     """Whether the plain cache file at path is whole: its bytes hash to its digest file.
     Once they did, the digest file also records the file's size, ctime and inode, and a
-    later call trusts the file while those stay the same (a new backend's cold start then
-    reads 40 MB less). Any write changes the ctime, and so does putting an mtime back; a
+    later call trusts the file while those stay the same (a new backend's or worker's start
+    then reads 25-40 MB less). Any write changes the ctime, and so does putting an mtime back; a
     file changed in the same clock tick as that record is hashed again, as git does with
     a racily clean file."""
     record = path.with_name(path.name + DIGEST_SUFFIX)
@@ -308,28 +287,34 @@ def float32_model(model: minilm.MiniLM) -> str | bytes:
         return str(path)
     graph = build_graph(model)
     if path is not None and _write_plain(path, graph):
-        _prune(path)
+        _prune(path, "minilm-float32-")
         return str(path)
     return graph
 
 
-def _prune(kept: Path) -> None:
-    """Remove the float32 graphs of other weights and versions (40 MB each), best effort."""
-    for old in kept.parent.glob("minilm-float32-*"):
-        if not old.name.startswith(kept.name):
+def _prune(kept: Path, family: str) -> None:
+    """Remove the graphs of `family` (minilm-float32-, minilm-QUANTIZATION-) made from other
+    weights, settings and versions, older cache formats among them (25-40 MB each), best
+    effort."""
+    for old in kept.parent.glob(family + "*"):
+        # its digest and a writer's temporary files start with its name; an int8 graph of
+        # the older format (tag, digest, model in one .onnx.cache file) may too
+        if not old.name.startswith(kept.name) or old.name.endswith(".onnx.cache"):
             with contextlib.suppress(OSError):
                 old.unlink()
 
 
-def int8_graph(graph: bytes, fresh: bool = False) -> bytes:
-    """The quantized graph of `graph`, from the cache or (`fresh`, or none cached whole)
-    quantized now and cached."""
+def int8_model(graph: bytes, fresh: bool = False) -> str | bytes:
+    """The quantized graph of `graph` for a session, as float32_model gives its own: the
+    path of its cached file when whole (and not `fresh`), else quantized now, cached, and
+    its path, or its bytes where the cache cannot be written."""
     path = cache_path(graph)
-    cached = None if fresh else _read_cached(path)
-    if cached is not None:
-        return cached
+    if not fresh and _intact(path):
+        return str(path)
     model = quantize(graph)
-    _write_cached(path, model)
+    if _write_plain(path, model):
+        _prune(path, f"minilm-{QUANTIZATION}-")
+        return str(path)
     return model
 
 
@@ -361,10 +346,10 @@ class OnnxMiniLM:
         if isinstance(graph, str):
             graph = Path(graph).read_bytes()
         try:
-            self._session = session(int8_graph(graph))
+            self._session = session(int8_model(graph))
         except Exception:  # ONNX Runtime's errors derive from Exception only
             # a cached file that is whole but not a model ONNX Runtime takes: made again
-            self._session = session(int8_graph(graph, fresh=True))
+            self._session = session(int8_model(graph, fresh=True))
 
     def count_tokens(self, text: str) -> int:
         return self.base.count_tokens(text)
