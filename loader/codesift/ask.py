@@ -15,7 +15,7 @@ from rich.text import Text
 
 from . import db
 from .console import err, plain, stdout_console, strip_controls
-from .errors import CodesiftError, from_database
+from .errors import CodesiftError
 from .tenants import use_tenant
 
 
@@ -49,15 +49,11 @@ def run(
         conn.add_notice_handler(
             lambda n: err.print(Text("notice:", style="yellow"), plain(n.message_primary))
         )
-        try:
-            if explain:
-                stdout_console().print(
-                    _explain_table(_candidates(conn, question, repo, budget, ref))
-                )
-                return
-            text = _pack_text(conn, question, repo, budget, ref)
-        except psycopg.Error as exc:
-            raise from_database(exc) from None
+        # a database error (a bad argument the engine refuses) is the CLI's to print (main)
+        if explain:
+            stdout_console().print(_explain_table(_candidates(conn, question, repo, budget, ref)))
+            return
+        text = _pack_text(conn, question, repo, budget, ref)
     # exact for programs; a terminal never receives the code's control characters
     print(strip_controls(text) if sys.stdout.isatty() else text)
 

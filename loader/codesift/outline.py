@@ -16,7 +16,6 @@ from rich.text import Text
 
 from . import db
 from .console import err, plain, visible
-from .errors import from_database
 from .tenants import use_tenant
 
 OUTLINE = (
@@ -31,19 +30,17 @@ MAP = (
 
 @contextmanager
 def as_tenant(tenant: str) -> Iterator[psycopg.Connection]:
-    """A connection acting as `tenant` (also references.py's), database errors raised as
-    CodesiftError; an unknown tenant is the error every command gives (use_tenant)."""
+    """A connection acting as `tenant` (also references.py's and impact.py's), in one
+    transaction; an unknown tenant is the error every command gives (use_tenant), and a
+    database error the CLI's to print (cli.main)."""
     # queries may go to a read replica (CODESIFT_READ_DSN); indexing never does
     with db.connect(db.read_dsn(), autocommit=True) as conn, db.acting_as_loader(conn):
         use_tenant(conn, tenant)
         conn.add_notice_handler(
             lambda n: err.print(Text("notice:", style="yellow"), plain(n.message_primary))
         )
-        try:
-            with db.tenant_transaction(conn):
-                yield conn
-        except psycopg.Error as exc:
-            raise from_database(exc) from None
+        with db.tenant_transaction(conn):
+            yield conn
 
 
 def outline_lines(rows: list[tuple]) -> list[str]:
