@@ -101,6 +101,19 @@ def test_the_cache_key_follows_the_graph_and_the_quantizer(cache, fp32_graph, mo
     assert minilm_onnx.cache_path(fp32_graph) != path
 
 
+def test_a_cached_float32_graph_keys_the_int8_graph_by_its_name(cache, fp32_graph, quantize_calls):
+    fp32 = cache / "minilm-float32-0123456789abcdef01234567.onnx"
+    cache.mkdir()
+    fp32.write_bytes(fp32_graph)
+    built = minilm_onnx.int8_model(str(fp32))
+    assert built == str(minilm_onnx.cache_path(str(fp32))) and len(quantize_calls) == 1
+    assert minilm_onnx.cache_path(str(fp32)) != minilm_onnx.cache_path(fp32_graph)
+    other = str(fp32.with_name("minilm-float32-76543210fedcba9876543210.onnx"))
+    assert minilm_onnx.cache_path(other) != minilm_onnx.cache_path(str(fp32))
+    fp32.unlink()  # a warm start reads the float32 file no more: its name is the key
+    assert minilm_onnx.int8_model(str(fp32)) == built and len(quantize_calls) == 1
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -122,8 +135,9 @@ def test_a_damaged_cache_file_is_rebuilt(cache, fp32_graph, int8_bytes, quantize
     assert sorted(p.name for p in cache.iterdir()) == [path.name, digest]  # no temporary files
 
 
-def test_a_whole_cache_file_that_is_not_a_model_is_rebuilt(cache, fp32_graph, quantize_calls):
-    path = Path(minilm_onnx.int8_model(fp32_graph))
+def test_a_whole_cache_file_that_is_not_a_model_is_rebuilt(cache, quantize_calls):
+    # the engine's int8 graph: the one made from its cached float32 graph
+    path = Path(minilm_onnx.int8_model(minilm_onnx.float32_model(minilm.get_model())))
     good = path.read_bytes()
     garbage = b"this is no ONNX model"
     path.write_bytes(garbage)  # and a digest that matches it: whole, but no model

@@ -194,12 +194,14 @@ def cache_dir() -> Path:
     return Path(base) / "codesift"
 
 
-def cache_path(graph: bytes) -> Path:
+def cache_path(graph: str | bytes) -> Path:
     """The cache file of the int8 graph made from this float32 graph: the name changes with
-    the model's bytes, the quantization and the quantizer's version, never shared with fp32."""
+    the model's bytes, the quantization and the quantizer's version, never shared with fp32.
+    `graph`: the float32 graph's bytes, or the path of its cached file, whose name already
+    says what it was built from (float32_path): that file is then not read."""
     import onnxruntime as ort
 
-    key = hashlib.sha256(graph)
+    key = hashlib.sha256(Path(graph).name.encode() if isinstance(graph, str) else graph)
     key.update(f"\0{QUANTIZATION}\0onnxruntime {ort.__version__}".encode())
     return cache_dir() / f"minilm-{QUANTIZATION}-{key.hexdigest()[:24]}.onnx"
 
@@ -304,14 +306,15 @@ def _prune(kept: Path, family: str) -> None:
                 old.unlink()
 
 
-def int8_model(graph: bytes, fresh: bool = False) -> str | bytes:
-    """The quantized graph of `graph` for a session, as float32_model gives its own: the
-    path of its cached file when whole (and not `fresh`), else quantized now, cached, and
-    its path, or its bytes where the cache cannot be written."""
+def int8_model(graph: str | bytes, fresh: bool = False) -> str | bytes:
+    """The quantized graph of `graph` (float32_model's: a path or bytes) for a session, as
+    float32_model gives its own: the path of its cached file when whole (and not `fresh`),
+    else quantized now, cached, and its path, or its bytes where the cache cannot be
+    written. The float32 file is read only to quantize it."""
     path = cache_path(graph)
     if not fresh and _intact(path):
         return str(path)
-    model = quantize(graph)
+    model = quantize(Path(graph).read_bytes() if isinstance(graph, str) else graph)
     if _write_plain(path, model):
         _prune(path, f"minilm-{QUANTIZATION}-")
         return str(path)
@@ -343,8 +346,6 @@ class OnnxMiniLM:
             except Exception:  # a cached graph ONNX Runtime does not take: built again
                 self._session = session(build_graph(self.base))
             return
-        if isinstance(graph, str):
-            graph = Path(graph).read_bytes()
         try:
             self._session = session(int8_model(graph))
         except Exception:  # ONNX Runtime's errors derive from Exception only
