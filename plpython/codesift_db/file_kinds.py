@@ -1,4 +1,5 @@
-"""What kind of file a path names: changelog, test, template, doc, example, config or code. The
+"""What kind of file a path names: changelog, test, template, doc, translation, example, config
+or code. The
 path prior of the ranking (pipeline/recency.py), the derived edges (derived_edges.py) and
 the lookups (lookup.py) read the same patterns."""
 
@@ -10,6 +11,9 @@ TEST_PATH = re.compile(
     r"|\.(test|spec)\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
 )
 CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
+# message catalogs (gettext, XLIFF): every user-facing message again, once per language, so a
+# question quoting an error message matches each of them as well as the code that raises it
+TRANSLATION_PATH = re.compile(r"\.(po|pot|xlf|xliff)$|(^|/)LC_MESSAGES/", re.I)
 DOC_PATH = re.compile(r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$", re.I)
 # programs that show how to use the code, not the code itself
 EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
@@ -26,13 +30,15 @@ CONFIG_PATH = re.compile(
 # come back query after query, and the regexes cost more than the rest of the stage
 @lru_cache(maxsize=65_536)
 def file_kind(path: str) -> str:
-    """changelog, test, template, doc, example, config or code."""
+    """changelog, test, template, doc, translation, example, config or code."""
     if CHANGELOG_PATH.search(path):
         return "changelog"
     if TEST_PATH.search(path):
         return "test"
     if TEMPLATE_PATH.search(path):
         return "template"
+    if TRANSLATION_PATH.search(path):
+        return "translation"
     if DOC_PATH.search(path):
         return "doc"
     if EXAMPLE_PATH.search(path):

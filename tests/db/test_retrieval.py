@@ -504,14 +504,21 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
         for i in range(6)
     )
     demo = "from net.retry import backoff_delay\nprint(backoff_delay(3))  # backoff delay demo\n"
-    files = {"net/retry.py": code, "tests/test_retry.py": test, "examples/retry_demo.py": demo}
+    # a message catalog holds the message the report quotes, once per language
+    catalog = 'msgid "The backoff delay grows too fast after a retry attempt."\nmsgstr ""\n'
+    files = {
+        "net/retry.py": code,
+        "tests/test_retry.py": test,
+        "examples/retry_demo.py": demo,
+        "net/locale/de/LC_MESSAGES/net.po": catalog,
+    }
     _index_as_acme(db, dsn, make_repo, files, "retry")
     report = (
         "The backoff delay grows too fast after a retry attempt. Calling backoff_delay"
         " with a large attempt waits for hours; the test below shows the delay grows. "
     ) * 4
     sql = (
-        "select path, (why->>'path_prior')::float from hybrid_search(%s, repo => 'retry', k => 10)"
+        "select path, (why->>'path_prior')::float from hybrid_search(%s, repo => 'retry', k => 20)"
     )
 
     def priors(question):
@@ -521,6 +528,7 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
         "net/retry.py": 1.0,
         "tests/test_retry.py": recency.BUG_REPORT_PRIOR,
         "examples/retry_demo.py": recency.BUG_REPORT_PRIOR,  # for a bug report, not code
+        "net/locale/de/LC_MESSAGES/net.po": recency.BUG_REPORT_PRIOR,
     }
     assert db.execute(sql, (report,)).fetchone()[0] == "net/retry.py"
     # an issue's title and body, however short, is a bug report too
@@ -530,6 +538,7 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
     short = priors("backoff delay grows")
     assert short["tests/test_retry.py"] == recency.TEST_PRIOR
     assert short["examples/retry_demo.py"] == recency.DOC_PRIOR
+    assert short["net/locale/de/LC_MESSAGES/net.po"] == recency.DOC_PRIOR
     db.execute("select set_config('codesift.retrieval_off', 'kinds', false)")
     assert priors(report)["tests/test_retry.py"] == recency.TEST_PRIOR
     assert db.execute(sql, (report,)).fetchone()[0] == "tests/test_retry.py"

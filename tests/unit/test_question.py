@@ -558,6 +558,12 @@ def test_feature_settings():
         ("src/Samples/Demo.cs", "example"),
         ("doc/en/example/conftest.py", "doc"),
         ("tests/examples/test_app.py", "test"),
+        ("sphinx/locale/de/LC_MESSAGES/sphinx.po", "translation"),
+        ("sphinx/locale/de/LC_MESSAGES/sphinx.js", "translation"),
+        ("po/messages.pot", "translation"),
+        ("src/i18n/messages.fr.xlf", "translation"),
+        ("django/conf/locale/de/formats.py", "code"),
+        ("tests/view_tests/locale/ru/LC_MESSAGES/djangojs.po", "test"),
     ],
 )
 def test_file_kinds(path, kind):
@@ -572,7 +578,8 @@ def test_the_kind_prior_applies_only_when_asked():
     assert recency.path_prior("examples/app/index.js", kinds=True) == recency.DOC_PRIOR
     assert recency.path_prior("tests/test_api.py", kinds=True) == recency.TEST_PRIOR
     # a bug report asks which code to change: whatever is not code weighs the same, lower
-    for path in ("tests/test_api.py", "CHANGELOG.md", "docs/api.rst", "setup.cfg"):
+    assert recency.path_prior("locale/de/LC_MESSAGES/app.po", kinds=True) == recency.DOC_PRIOR
+    for path in ("tests/test_api.py", "CHANGELOG.md", "docs/api.rst", "setup.cfg", "app.pot"):
         assert recency.path_prior(path, True, bug_report=True) == recency.BUG_REPORT_PRIOR
     assert recency.BUG_REPORT_PRIOR <= min(recency.NON_CODE_PRIOR.values())
     assert recency.path_prior("tests/test_api.py", bug_report=True) == recency.TEST_PRIOR

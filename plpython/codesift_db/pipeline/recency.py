@@ -41,10 +41,12 @@ def recency(age: float, lam: float) -> float:
 
 
 KIND_PRIOR = {"changelog": CHANGELOG_PRIOR, "test": TEST_PRIOR}
-# example programs document usage in code: they weigh as documentation does
+# example programs document usage in code, message catalogs translate its messages: they
+# weigh as documentation does
 NON_CODE_PRIOR = {
     "template": TEMPLATE_PRIOR,
     "doc": DOC_PRIOR,
+    "translation": DOC_PRIOR,
     "example": DOC_PRIOR,
     "config": CONFIG_PRIOR,
 }

@@ -56,7 +56,9 @@ GROUPS = tuple(dict.fromkeys(g for _, g in FEATURES))
 QUESTION_CHARS = 20_000  # of the question, read for the names it holds
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-DOC_KINDS = frozenset({"doc", "docs", "documentation", "changelog", "example", "template"})
+DOC_KINDS = frozenset(
+    {"doc", "docs", "documentation", "translation", "changelog", "example", "template"}
+)
 
 
 class Question:
