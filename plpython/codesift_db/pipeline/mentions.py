@@ -14,6 +14,7 @@ SUFFIX_PARTS parts, so that an installed package's path (site-packages/_pytest/p
 finds its source in a src/ layout (src/_pytest/python.py)."""
 
 import posixpath
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
 AMBIGUOUS = 3
 SUFFIX_PARTS = 2  # a package folder and a file name: enough to name a file
 MAX_FILES = 12
-TYPES = ["bigint[]", "text[]", "text[]", "bigint"]
+TYPES = ["bigint[]", "text[]", "text[]", "bigint", "text[]"]
+# a file name's stem as files.stem_key holds it (sql/incremental/030-file-stem-key.sql)
+_LAST_EXTENSION = re.compile(r"\.[^./]*$")
 SYMBOL_TYPES = ["bigint[]", "text[]", "bigint"]
 
 
@@ -62,8 +65,12 @@ def mentioned_files(
         (names if "." in base else stems).add(base.lower())
     if not names and not stems:
         return []
+    keys = sorted(stems | {_LAST_EXTENSION.sub("", name) for name in names})
     rows = plans.run(
-        plpy, plans.load("mentioned_files"), TYPES, [repo_ids, sorted(names), sorted(stems), tenant]
+        plpy,
+        plans.load("mentioned_files"),
+        TYPES,
+        [repo_ids, sorted(names), sorted(stems), tenant, keys],
     )
     found: dict[tuple, None] = {}
     for mention in mentions:
