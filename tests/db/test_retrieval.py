@@ -698,10 +698,11 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
         "docs/Makefile": "makefile",
     }
 
-    def mentioned(question: str) -> set:
+    def mentioned(question: str, short: bool = False) -> set:
+        filler = "" if short else " The rotation fails on every host after the upgrade." * 8
         rows = db.execute(
             "select path, symbol, why from hybrid_search(%s, repo => 'keys', k => 50)",
-            (question + " The rotation fails on every host after the upgrade." * 8,),
+            (question + filler,),
         ).fetchall()
         return {p for p, s, why in rows if why.get("mention_rank") and not s}
 
@@ -715,6 +716,11 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     # and names nothing: only the scope's indexed files can be found
     assert mentioned("Rotation reads `../../../etc/passwd` and `/etc/shadow.py` first.") == set()
     assert mentioned("Rotation breaks in `ke.s.py` and `k%s.py` and `k_ys.js`.") == set()
+    # a short question (one line) names files as well; never another tenant's of that name
+    assert mentioned("rotation in ledger/keys.py", short=True) == {"src/Ledger/Keys.py"}
+    assert mentioned("where does ledger.keys rotate", short=True) == {"src/Ledger/Keys.py"}
+    assert mentioned("rotation reads ../../../etc/shadow.py", short=True) == set()
+    assert mentioned("where are keys rotated", short=True) == set()
 
 
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):

@@ -51,6 +51,22 @@ def test_a_short_question_is_read_as_written():
     assert weights is None and "redirects" in terms
 
 
+def test_a_short_question_still_names_code():
+    reading = question.read("Fix TypeError in ``sphinx.ext.coverage`` logging via `Config.read`")
+    assert not reading.long and not reading.signal and reading.digest == ""
+    assert reading.mentions[:2] == ["sphinx/ext/coverage", "sphinx/ext"]
+    assert "Config.read" in reading.names
+    assert question.read("improve some latex.py code").mentions == ["latex.py"]
+    # CamelCase and snake_case words alone are not looked up: only a long question weighs them
+    bare = question.read("how does ShouldBindBodyWith cache the body")
+    assert not bare.mentions and not bare.names
+    # a frame in one line names a file, not its function alone
+    frame = question.read('File "src/app/views.py", line 3, in render')
+    assert frame.mentions == ["src/app/views.py"] and "render" not in frame.names
+    terms, weights = question.weighted_terms("improve some latex.py code", reading)
+    assert weights is None
+
+
 def test_a_short_issue_of_title_and_body_is_read_as_a_report():
     issue = (
         "Display the fixture scope with `--fixtures`\n"

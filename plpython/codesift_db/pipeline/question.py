@@ -1,8 +1,9 @@
 """Query understanding for long questions (a bug report, a log): what in the text names code.
 
-A short question is searched as written. A long one (LONG_QUERY_CHARS or more, or of several
-lines: an issue's title and body pasted whole, however short) mixes prose,
-issue-template boilerplate (headings, checklists, version dumps) and the few things that
+A short question is searched as written; only what it names as code (a path, a dotted
+name, a name in backticks) is looked up as a long one's is. A long one (LONG_QUERY_CHARS or
+more, or of several lines: an issue's title and body pasted whole, however short) mixes
+prose, issue-template boilerplate (headings, checklists, version dumps) and the few things that
 name code: identifiers (in backticks, in code blocks, CamelCase, snake_case, dotted), file
 paths and module names, traceback frames, error class names. `read` pulls those out:
 
@@ -122,8 +123,8 @@ _DOC_WORDS = re.compile(
 
 @dataclass
 class Reading:
-    """What a question names: empty lists and `long` False for a short question (one line,
-    under LONG_QUERY_CHARS: is_long)."""
+    """What a question names. A short question (one line, under LONG_QUERY_CHARS: is_long)
+    has `long` False, no signal and no digest: only what it names as code (short_reading)."""
 
     long: bool = False
     signal: list[str] = field(default_factory=list)  # identifiers, in order of mention
@@ -202,9 +203,26 @@ def _innermost_first_frames(text: str) -> list[tuple[int, str, str]]:
 
 
 def read(text: str) -> Reading:
-    """The question's signal (see the module docstring); short questions come back empty."""
-    if not isinstance(text, str) or not is_long(text):
-        return Reading(wants_docs=bool(_DOC_WORDS.search(text or "")))
+    """The question's signal (see the module docstring); a short question's, short_reading."""
+    if not isinstance(text, str):
+        return Reading()
+    if not is_long(text):
+        return short_reading(text)
+    return _read_long(text)
+
+
+def short_reading(text: str) -> Reading:
+    """A short question is searched as written, its terms unweighted; what it names as code
+    (a path, a dotted module or `Class.method`, a name in backticks) is still looked up."""
+    named = _read_long(text)
+    return Reading(
+        mentions=named.mentions,
+        names=[n for n in named.names if n not in named.frame_only],
+        wants_docs=bool(_DOC_WORDS.search(text)),
+    )
+
+
+def _read_long(text: str) -> Reading:
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
     signal: dict[str, None] = {}
