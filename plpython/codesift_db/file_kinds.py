@@ -1,7 +1,6 @@
-"""What kind of file a path names: changelog, test, template, doc, translation, example, config
-or code. The
-path prior of the ranking (pipeline/recency.py), the derived edges (derived_edges.py) and
-the lookups (lookup.py) read the same patterns."""
+"""What kind of file a path names: changelog, test, bench, template, doc, translation, example,
+config or code. The path prior of the ranking (pipeline/recency.py), the derived edges
+(derived_edges.py) and the lookups (lookup.py) read the same patterns."""
 
 import re
 from functools import lru_cache
@@ -10,6 +9,10 @@ TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)test_[^/]*$|_test\.[a-z]+$"
     r"|\.(test|spec)\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
 )
+# pytest's fixtures for the tests of a folder: test code wherever it is, unless documentation
+FIXTURES_PATH = re.compile(r"(^|/)conftest\.py$")
+# benchmark suites (asv's, cargo's benches/): like tests, they call the code by its names
+BENCH_PATH = re.compile(r"(^|/)(bench|benches|benchmarks?|asv_bench)/", re.I)
 CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/]*$", re.I)
 # message catalogs (gettext, XLIFF): every user-facing message again, once per language, so a
 # question quoting an error message matches each of them as well as the code that raises it
@@ -30,11 +33,13 @@ CONFIG_PATH = re.compile(
 # come back query after query, and the regexes cost more than the rest of the stage
 @lru_cache(maxsize=65_536)
 def file_kind(path: str) -> str:
-    """changelog, test, template, doc, translation, example, config or code."""
+    """changelog, test, bench, template, doc, translation, example, config or code."""
     if CHANGELOG_PATH.search(path):
         return "changelog"
     if TEST_PATH.search(path):
         return "test"
+    if BENCH_PATH.search(path):
+        return "bench"
     if TEMPLATE_PATH.search(path):
         return "template"
     if TRANSLATION_PATH.search(path):
@@ -43,6 +48,8 @@ def file_kind(path: str) -> str:
         return "doc"
     if EXAMPLE_PATH.search(path):
         return "example"
+    if FIXTURES_PATH.search(path):
+        return "test"
     if CONFIG_PATH.search(path):
         return "config"
     return "code"

@@ -74,7 +74,7 @@ SYMMETRIC = frozenset({"co_change"})
 # where the walk's random jumps land, by file kind (file_kinds.file_kind): code first, so
 # that what code depends on ranks above the tests, notes and settings that change with it
 TELEPORT = {"code": 1.0, "test": 0.25}
-TELEPORT_OTHER = 0.1  # docs, translations, configuration, changelogs, templates, examples
+TELEPORT_OTHER = 0.1  # benchmarks, docs, translations, settings, changelogs, templates, examples
 # symbol kinds a map block leaves out of a file that is not code: fallback chunks of lines
 # (a text file's windows), which name nothing
 MAP_SKIPPED_KINDS = frozenset({"block"})

@@ -511,6 +511,9 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
         "tests/test_retry.py": test,
         "examples/retry_demo.py": demo,
         "net/locale/de/LC_MESSAGES/net.po": catalog,
+        "benchmarks/bench_retry.py": "from net.retry import backoff_delay\n"
+        "def time_backoff_delay():  # the backoff delay of a retry attempt\n"
+        "    backoff_delay(40)\n",
     }
     _index_as_acme(db, dsn, make_repo, files, "retry")
     report = (
@@ -529,6 +532,7 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
         "tests/test_retry.py": recency.BUG_REPORT_PRIOR,
         "examples/retry_demo.py": recency.BUG_REPORT_PRIOR,  # for a bug report, not code
         "net/locale/de/LC_MESSAGES/net.po": recency.BUG_REPORT_PRIOR,
+        "benchmarks/bench_retry.py": recency.BUG_REPORT_PRIOR,
     }
     assert db.execute(sql, (report,)).fetchone()[0] == "net/retry.py"
     # an issue's title and body, however short, is a bug report too
@@ -539,6 +543,7 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
     assert short["tests/test_retry.py"] == recency.TEST_PRIOR
     assert short["examples/retry_demo.py"] == recency.DOC_PRIOR
     assert short["net/locale/de/LC_MESSAGES/net.po"] == recency.DOC_PRIOR
+    assert short["benchmarks/bench_retry.py"] == recency.TEST_PRIOR
     db.execute("select set_config('codesift.retrieval_off', 'kinds', false)")
     assert priors(report)["tests/test_retry.py"] == recency.TEST_PRIOR
     assert db.execute(sql, (report,)).fetchone()[0] == "tests/test_retry.py"

@@ -580,6 +580,12 @@ def test_feature_settings():
         ("src/i18n/messages.fr.xlf", "translation"),
         ("django/conf/locale/de/formats.py", "code"),
         ("tests/view_tests/locale/ru/LC_MESSAGES/djangojs.po", "test"),
+        ("conftest.py", "test"),
+        ("src/pkg/conftest.py", "test"),
+        ("asv_bench/benchmarks/dataset_io.py", "bench"),
+        ("bench/skip.py", "bench"),
+        ("benches/parse.rs", "bench"),
+        ("src/benchmark.py", "code"),
     ],
 )
 def test_file_kinds(path, kind):
@@ -595,6 +601,10 @@ def test_the_kind_prior_applies_only_when_asked():
     assert recency.path_prior("tests/test_api.py", kinds=True) == recency.TEST_PRIOR
     # a bug report asks which code to change: whatever is not code weighs the same, lower
     assert recency.path_prior("locale/de/LC_MESSAGES/app.po", kinds=True) == recency.DOC_PRIOR
+    assert recency.path_prior("benchmarks/bench_io.py") == recency.TEST_PRIOR
+    assert recency.path_prior("benchmarks/bench_io.py", True, bug_report=True) == (
+        recency.BUG_REPORT_PRIOR
+    )
     for path in ("tests/test_api.py", "CHANGELOG.md", "docs/api.rst", "setup.cfg", "app.pot"):
         assert recency.path_prior(path, True, bug_report=True) == recency.BUG_REPORT_PRIOR
     assert recency.BUG_REPORT_PRIOR <= min(recency.NON_CODE_PRIOR.values())

@@ -40,7 +40,8 @@ def recency(age: float, lam: float) -> float:
     return math.exp(-lam * age) if lam else 1.0
 
 
-KIND_PRIOR = {"changelog": CHANGELOG_PRIOR, "test": TEST_PRIOR}
+# a benchmark calls the code by its names as a test does: it weighs as one
+KIND_PRIOR = {"changelog": CHANGELOG_PRIOR, "test": TEST_PRIOR, "bench": TEST_PRIOR}
 # example programs document usage in code, message catalogs translate its messages: they
 # weigh as documentation does
 NON_CODE_PRIOR = {
@@ -56,9 +57,10 @@ BUG_REPORT_PRIOR = 0.3
 
 
 def path_prior(path: str, kinds: bool = False, bug_report: bool = False) -> float:
-    """The path's prior: tests and changelogs always; with kinds, docs, examples, templates
-    and configuration too (off when the question asks for documentation), and for a bug
-    report every kind that is not code alike (BUG_REPORT_PRIOR)."""
+    """The path's prior: tests, benchmarks and changelogs always; with kinds, docs,
+    examples, templates and configuration too (off when the question asks for
+    documentation), and for a bug report every kind that is not code alike
+    (BUG_REPORT_PRIOR)."""
     kind = file_kind(path)
     if kinds and bug_report and kind != "code":
         return BUG_REPORT_PRIOR
