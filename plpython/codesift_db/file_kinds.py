@@ -17,13 +17,18 @@ CHANGELOG_PATH = re.compile(r"(^|/)(changelog|changes|history|news|releases?)[^/
 # message catalogs (gettext, XLIFF): every user-facing message again, once per language, so a
 # question quoting an error message matches each of them as well as the code that raises it
 TRANSLATION_PATH = re.compile(r"\.(po|pot|xlf|xliff)$|(^|/)LC_MESSAGES/", re.I)
-DOC_PATH = re.compile(r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$", re.I)
+# legal and credits files (LICENSE, LICENSE-MIT, COPYING, NOTICE, AUTHORS) are prose
+DOC_PATH = re.compile(
+    r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$"
+    r"|(^|/)(licen[cs]e|copying|notice|authors|contributors)(-[^/]*)?$",
+    re.I,
+)
 # programs that show how to use the code, not the code itself
 EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
 TEMPLATE_PATH = re.compile(r"(^|/)\.github/|(^|/)[^/]*_TEMPLATE\b", re.I)
 # ...rc without an extension is the Unix name for a settings file (pylintrc, npmrc)
 CONFIG_PATH = re.compile(
-    r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$"
+    r"\.(toml|cfg|ini|ya?ml|json|lock|conf|editorconfig)$|(^|/)go\.(mod|sum|work)$"
     r"|(^|/)(\.[^/]+|Makefile|Dockerfile|[A-Za-z]+rc)$",
     re.I,
 )

@@ -586,6 +586,14 @@ def test_feature_settings():
         ("bench/skip.py", "bench"),
         ("benches/parse.rs", "bench"),
         ("src/benchmark.py", "code"),
+        ("go.mod", "config"),
+        ("cmd/go.sum", "config"),
+        ("LICENSE", "doc"),
+        ("vendor/pkg/LICENSE-MIT", "doc"),
+        ("COPYING.txt", "doc"),
+        ("src/license.py", "code"),
+        ("internal/notice.go", "code"),
+        ("authors.py", "code"),
     ],
 )
 def test_file_kinds(path, kind):
