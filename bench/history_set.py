@@ -1,5 +1,5 @@
-"""A query set from a repository's own history, for a repository no curated set covers:
-each question is a commit's message, asked at the commit's parent, and its gold is the
+"""A query set from a repository's own history, for any repository with one (no curated set
+needed): each question is a commit's message, asked at the commit's parent, and its gold is the
 definitions the commit changed (loader/codesift/history.py: code files only, innermost
 definitions). The output has swebench-dev.json's shape, so bench/eval.py and
 bench/pack_misses.py read it as they read that set:
@@ -7,7 +7,11 @@ bench/pack_misses.py read it as they read that set:
     .venv/bin/python bench/history_set.py --repo-path /tmp/xarray --repository pydata/xarray \\
         --count 30 --out /tmp/history-xarray.json
     .venv/bin/python bench/eval.py --queries /tmp/history-xarray.json \\
-        --repo-path xarray=/tmp/xarray --arms lexical,pack_lexical
+        --repo-path xarray=/tmp/xarray --tenant 'history-{repository}' --arms lexical,pack_lexical
+
+Ask a repository's history in a tenant of its own (--tenant): its questions index a ref per
+commit, and BM25's statistics are per tenant, so in the tenant of a curated set of the same
+repository they would change that set's answers.
 
 A commit qualifies when it changed definitions in at most --max-files code files and its
 message, trailers dropped, has at least --min-chars characters. The newest qualifying
