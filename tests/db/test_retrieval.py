@@ -563,6 +563,12 @@ def test_a_common_name_does_not_crowd_out_a_rare_one(db, dsn, make_repo):
     ).fetchall()
     named = {(p, s) for p, s, why in rows if why.get("mention_rank")}
     assert named == {("zz/rare.py", "rotate_ledger_keys")}  # `run` fits 600: names none
+    # a short question's snake_case and CamelCase words name definitions too, by the same rule
+    assert _mentioned(db, "who calls rotate_ledger_keys", "jobs") == {
+        ("zz/rare.py", "rotate_ledger_keys")
+    }
+    assert _mentioned(db, "what does run() return", "jobs") == set()  # run fits 600
+    assert _mentioned(db, "where are ledger keys rotated", "jobs") == set()
 
 
 TRACEBACK = (

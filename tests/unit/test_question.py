@@ -57,9 +57,10 @@ def test_a_short_question_still_names_code():
     assert reading.mentions[:2] == ["sphinx/ext/coverage", "sphinx/ext"]
     assert "Config.read" in reading.names
     assert question.read("improve some latex.py code").mentions == ["latex.py"]
-    # CamelCase and snake_case words alone are not looked up: only a long question weighs them
-    bare = question.read("how does ShouldBindBodyWith cache the body")
-    assert not bare.mentions and not bare.names
+    # a short question's CamelCase and snake_case words are names too, not its prose
+    bare = question.read("how does ShouldBindBodyWith cache the body in time_format")
+    assert not bare.mentions and bare.names == ["ShouldBindBodyWith", "time_format"]
+    assert question.read("where are redirects followed?").names == []
     # a frame in one line names a file, not its function alone
     frame = question.read('File "src/app/views.py", line 3, in render')
     assert frame.mentions == ["src/app/views.py"] and "render" not in frame.names

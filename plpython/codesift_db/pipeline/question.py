@@ -215,9 +215,12 @@ def short_reading(text: str) -> Reading:
     """A short question is searched as written, its terms unweighted; what it names as code
     (a path, a dotted module or `Class.method`, a name in backticks) is still looked up."""
     named = _read_long(text)
+    # a short question's CamelCase and snake_case words are what it asks about
+    words = [m.group(1) for p in (_CAMEL, _SNAKE, _CALL) for m in p.finditer(text)]
+    names = [n for n in named.names if n not in named.frame_only]
     return Reading(
         mentions=named.mentions,
-        names=[n for n in named.names if n not in named.frame_only],
+        names=[n for n in dict.fromkeys(names + words) if 2 < len(n) <= 120][:MAX_NAMES],
         wants_docs=bool(_DOC_WORDS.search(text)),
     )
 
