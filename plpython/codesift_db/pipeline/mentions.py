@@ -1,4 +1,5 @@
-"""What a long question names, as a leg of its own (`mention`):
+"""What a question names, as a leg of its own (`mention`; a short question's names:
+pipeline/question.py short_reading):
 
 * files (a path, a traceback frame's file, a dotted module name), matched to live paths by
   file name (sql/mentioned_files.sql), then by the rest of the path here;
@@ -126,7 +127,7 @@ def mentioned_symbols(
 
 
 def mention_legs(plpy, req: "Request") -> dict:
-    """The legs of what a long question names: `mention` (files) and `mention_sym`
+    """The legs of what a question names: `mention` (files) and `mention_sym`
     (definitions: traceback frames' functions, then names), each when there is one."""
     reading, found = req.reading, {}
     if reading.mentions:

@@ -1,11 +1,12 @@
 """Query understanding for long questions (a bug report, a log): what in the text names code.
 
 A short question is searched as written; only what it names as code (a path, a dotted
-name, a name in backticks) is looked up as a long one's is. A long one (LONG_QUERY_CHARS or
-more, or of several lines: an issue's title and body pasted whole, however short) mixes
-prose, issue-template boilerplate (headings, checklists, version dumps) and the few things that
-name code: identifiers (in backticks, in code blocks, CamelCase, snake_case, dotted), file
-paths and module names, traceback frames, error class names. `read` pulls those out:
+name, a name in backticks, a CamelCase or snake_case word) is looked up as definitions and
+files. A long one (LONG_QUERY_CHARS or more, or of several lines: an issue's title and body
+pasted whole, however short) mixes prose, issue-template boilerplate (headings, checklists,
+version dumps) and the few things that name code: identifiers (in backticks, in code blocks,
+CamelCase, snake_case, dotted), file paths and module names, traceback frames, error class
+names. `read` pulls those out:
 
 * term weights for the lexical legs: signal terms weigh SIGNAL_WEIGHT, prose PROSE_WEIGHT,
   boilerplate lines nothing;
@@ -213,7 +214,8 @@ def read(text: str) -> Reading:
 
 def short_reading(text: str) -> Reading:
     """A short question is searched as written, its terms unweighted; what it names as code
-    (a path, a dotted module or `Class.method`, a name in backticks) is still looked up."""
+    (a path, a dotted module or `Class.method`, a name in backticks, a CamelCase or
+    snake_case word or a call) is still looked up."""
     named = _read_long(text)
     # a short question's CamelCase and snake_case words are what it asks about
     words = [m.group(1) for p in (_CAMEL, _SNAKE, _CALL) for m in p.finditer(text)]

@@ -1,6 +1,6 @@
 -- Live definitions (functions, methods, classes, types; not blocks of code or sections of
 -- documents) in repositories $1 (tenant $3) whose name is one of $2 (lowercase): the
--- candidates for what a long question names (pipeline/mentions.py keeps the names that fit
+-- candidates for what a question names (pipeline/mentions.py keeps the names that fit
 -- few definitions) and for what the best candidates call (pipeline/callees.py). A large
 -- class's later parts (with a parent) are not definitions. At most 100 a name, so that a
 -- common name cannot crowd a rare one out. Live files are read from codesift.files itself:
