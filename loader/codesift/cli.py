@@ -212,8 +212,9 @@ def index(
     """Index a git repository: push new blobs (symbols and imports are extracted in the
     database), record the tree at REF, resolve its edges (imports, tests, co-change); with
     --wait, embed what is new.
-    Skips vendored folders, minified bundles, lockfiles, generated files and files of one
-    long line by default; a .codesiftignore (gitignore syntax, `!` re-includes) adds rules."""
+    Skips vendored folders, minified bundles, lockfiles, message catalogs, generated files
+    and files of one long line by default; a .codesiftignore (gitignore syntax, `!`
+    re-includes) adds rules."""
     from . import git
     from .indexer import index_repository
 

@@ -7,7 +7,9 @@ deeper files winning over shallower ones, the last matching pattern deciding. `!
 re-includes, also what a default excluded (`!vendor/our-fork/`); unlike git, a file can
 be re-included under an excluded folder, since only files are matched.
 
-Defaults by path: vendored folders, minified bundles and source maps, lockfiles. By
+Defaults by path: vendored folders, minified bundles and source maps, lockfiles, message
+catalogs (each language's copy of every user-facing message: a question quoting one would
+find them all before the code raising it). By
 content (checked when the blob is read): files whose first lines say they are generated,
 and files of one line over ONE_LINE_BYTES (minified code, data). A path a
 `.codesiftignore` re-includes explicitly skips the content checks too.
@@ -29,6 +31,7 @@ GENERATED_LINES = 5  # a generated-file marker must be in the first lines
 VENDORED = "default: vendored folder"
 MINIFIED = "default: minified bundle or source map"
 LOCKFILE = "default: lockfile"
+CATALOG = "default: message catalog (translations)"
 GENERATED = "default: generated file (header says so)"
 ONE_LINE = f"default: one line over {ONE_LINE_BYTES:,} bytes"
 USER = IGNORE_FILE
@@ -80,6 +83,7 @@ DEFAULTS: list[tuple[str, list[str]]] = [
             "packages.lock.json",
         ],
     ),
+    (CATALOG, ["*.po", "*.pot", "*.mo", "*.xlf", "*.xliff", "LC_MESSAGES/"]),
 ]
 
 _GENERATED = re.compile(
