@@ -44,6 +44,8 @@ DEFAULTS: list[tuple[str, list[str]]] = [
             "bower_components/",
             "jspm_packages/",
             "vendor/",
+            "_vendor/",
+            "vendored/",
             "third_party/",
             "third-party/",
             "thirdparty/",

@@ -72,6 +72,8 @@ def test_rules_negation_nesting_and_defaults():
             "a/local/x.py",
             "local/x.py",
             "vendor/x.py",
+            "src/pip/_vendor/rich/console.py",
+            "botocore/vendored/six.py",
             "vendor/ours/x.py",
             "node_modules/x/y.js",
             "a/yarn.lock",
@@ -92,6 +94,8 @@ def test_rules_negation_nesting_and_defaults():
         "a/local/x.py": ".codesiftignore",
         "local/x.py": None,  # a nested file's patterns stay in its folder
         "vendor/x.py": ignore.VENDORED,
+        "src/pip/_vendor/rich/console.py": ignore.VENDORED,  # Python's vendoring folders
+        "botocore/vendored/six.py": ignore.VENDORED,
         "vendor/ours/x.py": None,  # a default re-included
         "node_modules/x/y.js": ignore.VENDORED,
         "a/yarn.lock": ignore.LOCKFILE,
