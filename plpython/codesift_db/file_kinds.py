@@ -20,7 +20,7 @@ TRANSLATION_PATH = re.compile(r"\.(po|pot|xlf|xliff)$|(^|/)LC_MESSAGES/", re.I)
 # legal and credits files (LICENSE, LICENSE-MIT, COPYING, NOTICE, AUTHORS) are prose
 DOC_PATH = re.compile(
     r"(^|/)docs?/|\.(rst|md|markdown|txt|adoc|rdoc|ipynb)$"
-    r"|(^|/)(licen[cs]e|copying|notice|authors|contributors)(-[^/]*)?$",
+    r"|(^|/)(licen[cs]e|copying|notice|authors|contributors)(-[^/.]*)?$",
     re.I,
 )
 # programs that show how to use the code, not the code itself

@@ -595,6 +595,8 @@ def test_feature_settings():
         ("src/license.py", "code"),
         ("internal/notice.go", "code"),
         ("authors.py", "code"),
+        ("src/license-checker.js", "code"),
+        ("LICENSE-APACHE", "doc"),
     ],
 )
 def test_file_kinds(path, kind):
