@@ -11,11 +11,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import psycopg
 import pytest
+
+from tests.watching import poll
 
 CODESIFT = Path(sys.executable).with_name("codesift")
 DEADLINE_SECONDS = 60
@@ -93,14 +94,6 @@ def _listeners(db) -> set:
     }
 
 
-def _poll(condition, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
 def test_the_worker_logs_a_cancelled_statement_and_goes_on(db, dsn):
     holder = _hold_tenants(dsn)
     worker = subprocess.Popen(
@@ -114,11 +107,21 @@ def test_the_worker_logs_a_cancelled_statement_and_goes_on(db, dsn):
     reader = threading.Thread(target=lambda: lines.extend(worker.stdout), daemon=True)
     reader.start()
     try:
-        _poll(lambda: _waiting_on_tenants(db) > 0, "the worker to wait on the lock")
+        poll(
+            "the worker to wait on the lock", lambda: _waiting_on_tenants(db) > 0, DEADLINE_SECONDS
+        )
         first = _listeners(db)
-        _poll(lambda: any("statement cancelled" in line for line in lines), "the worker's log")
+        poll(
+            "the worker's log",
+            lambda: any("statement cancelled" in line for line in lines),
+            DEADLINE_SECONDS,
+        )
         holder.close()  # the retry finds the table free: the worker serves on
-        _poll(lambda: _listeners(db) - first, "the worker to listen on a new connection")
+        poll(
+            "the worker to listen on a new connection",
+            lambda: _listeners(db) - first,
+            DEADLINE_SECONDS,
+        )
     finally:
         holder.close()
         worker.send_signal(signal.SIGTERM)

@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import psycopg
@@ -18,6 +17,7 @@ from codesift.indexer import index_repository
 from codesift_db.embedtext import embedding_key, symbol_text
 
 from tests.conftest import commit, git, write_files
+from tests.watching import poll
 
 CODESIFT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "codesift"
 DEADLINE_SECONDS = 180  # generous: a deadline for polling, not a timing assertion
@@ -92,14 +92,6 @@ def _done(output: str) -> tuple[int, int, int, int]:
     assert match, output
     symbols, files, computed, reused = (int(g) for g in match.groups())
     return symbols, files, computed, reused
-
-
-def _poll(condition, what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.2)
 
 
 def test_one_changed_function_embeds_that_symbol_and_the_file(db, dsn, make_repo):
@@ -211,7 +203,7 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_nothing(db, dsn, ma
     rows = _backlog(db)
 
     victim = _cli(dsn, "worker")
-    _poll(lambda: _vectors(db) > 0, "the first committed batch")
+    poll("the first committed batch", lambda: _vectors(db) > 0, DEADLINE_SECONDS)
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=DEADLINE_SECONDS)
     committed = _vectors(db)
@@ -226,10 +218,10 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_repeats_nothing(db, dsn, ma
 def test_a_sleeping_worker_is_woken_by_index(db, dsn, make_repo):
     worker = _cli(dsn, "worker", "--poll", "3600")
     try:
-        _poll(lambda: _listening(db), "the worker to listen")
+        poll("the worker to listen", lambda: _listening(db), DEADLINE_SECONDS)
         root = make_repo({"calc.py": functions(3)})
         _finish(_cli(dsn, "index", str(root), "--tenant", "acme"))
-        _poll(lambda: _backlog(db) == 0, "the worker to embed the new rows")
+        poll("the worker to embed the new rows", lambda: _backlog(db) == 0, DEADLINE_SECONDS)
     finally:
         worker.send_signal(signal.SIGTERM)
         out = _finish(worker)
@@ -274,7 +266,7 @@ def test_embed_pending_waits_for_rows_another_process_holds(db, dsn, make_repo):
 
     waiter = threading.Thread(target=wait)
     waiter.start()
-    _poll(lambda: _backlog(db) == 1, "the unheld rows")
+    poll("the unheld rows", lambda: _backlog(db) == 1, DEADLINE_SECONDS)
     assert waiter.is_alive(), "returned while a row was still without a vector"
     holder.rollback()  # the holder gives up: its row is claimed by the waiter
     holder.close()
@@ -288,16 +280,16 @@ def test_a_worker_reconnects_when_its_connections_are_cut(db, dsn, make_repo):
     reconnects with backoff and embeds what arrives afterwards."""
     worker = _cli(dsn, "worker", "--poll", "3600")
     try:
-        _poll(lambda: _listening(db), "the worker to listen")
+        poll("the worker to listen", lambda: _listening(db), DEADLINE_SECONDS)
         db.execute(
             "select pg_terminate_backend(pid) from pg_stat_activity"
             " where datname = current_database() and pid <> pg_backend_pid()"
             " and application_name = '' and backend_type = 'client backend'"
         )
-        _poll(lambda: _listening(db), "the worker to listen again")
+        poll("the worker to listen again", lambda: _listening(db), DEADLINE_SECONDS)
         root = make_repo({"calc.py": functions(2)})
         _finish(_cli(dsn, "index", str(root), "--tenant", "acme"))
-        _poll(lambda: _backlog(db) == 0, "the reconnected worker to embed")
+        poll("the reconnected worker to embed", lambda: _backlog(db) == 0, DEADLINE_SECONDS)
     finally:
         worker.send_signal(signal.SIGTERM)
         out = _finish(worker)
@@ -330,6 +322,13 @@ def _deadlock(dsn: str) -> psycopg.Error:
         second.close()
 
 
+def _raised(conn, sql: str) -> psycopg.OperationalError:
+    """The error `sql` fails with on conn (the test fails when it does not)."""
+    with pytest.raises(psycopg.OperationalError) as failed:
+        conn.execute(sql)
+    return failed.value
+
+
 def test_a_deadlock_is_a_conflict_and_a_lost_database_is_unreachable(dsn, tmp_path):
     from codesift import worker
 
@@ -337,15 +336,13 @@ def test_a_deadlock_is_a_conflict_and_a_lost_database_is_unreachable(dsn, tmp_pa
     with psycopg.connect(dsn) as holder, psycopg.connect(dsn) as waiter:
         holder.execute("select pg_advisory_xact_lock(3)")
         waiter.execute("set lock_timeout = '50ms'")
-        with pytest.raises(psycopg.OperationalError) as timed_out:
-            waiter.execute("select pg_advisory_xact_lock(3)")
-    assert worker.failure_kind(timed_out.value) == worker.CONFLICT
+        timed_out = _raised(waiter, "select pg_advisory_xact_lock(3)")
+    assert worker.failure_kind(timed_out) == worker.CONFLICT
     with psycopg.connect(dsn, autocommit=True) as killer, psycopg.connect(dsn) as victim:
         pid = victim.info.backend_pid
         killer.execute("select pg_terminate_backend(%s)", (pid,))
-        with pytest.raises(psycopg.OperationalError) as terminated:
-            victim.execute("select 1")
-    assert worker.failure_kind(terminated.value) == worker.UNREACHABLE
+        terminated = _raised(victim, "select 1")
+    assert worker.failure_kind(terminated) == worker.UNREACHABLE
     with pytest.raises(psycopg.OperationalError) as refused:
         psycopg.connect(f"host={tmp_path} port=1 dbname=x connect_timeout=2")  # no server
     assert worker.failure_kind(refused.value) == worker.UNREACHABLE
@@ -356,16 +353,14 @@ def test_a_cancelled_statement_is_a_timeout_not_an_unreachable_database(dsn):
 
     with psycopg.connect(dsn) as slow:
         slow.execute("set statement_timeout = '50ms'")
-        with pytest.raises(psycopg.OperationalError) as timed_out:
-            slow.execute("select pg_sleep(5)")
-    assert worker.failure_kind(timed_out.value) == worker.TIMEOUT
+        timed_out = _raised(slow, "select pg_sleep(5)")
+    assert worker.failure_kind(timed_out) == worker.TIMEOUT
     with psycopg.connect(dsn, autocommit=True) as operator, psycopg.connect(dsn) as victim:
         pid = victim.info.backend_pid
         cancel = threading.Timer(0.2, operator.execute, ("select pg_cancel_backend(%s)", (pid,)))
         cancel.start()
-        with pytest.raises(psycopg.OperationalError) as cancelled:
-            victim.execute("select pg_sleep(30)")
+        cancelled = _raised(victim, "select pg_sleep(30)")
         cancel.join()
         victim.rollback()  # the connection is sound: only the statement was cancelled
         assert victim.execute("select 1").fetchone() == (1,)
-    assert worker.failure_kind(cancelled.value) == worker.TIMEOUT
+    assert worker.failure_kind(cancelled) == worker.TIMEOUT
