@@ -734,6 +734,9 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     assert mentioned("where does ledger.keys rotate", short=True) == {"src/Ledger/Keys.py"}
     assert mentioned("rotation reads ../../../etc/shadow.py", short=True) == set()
     assert mentioned("where are keys rotated", short=True) == set()
+    # as many names as a line holds, with pattern and quoting characters: found as text, or not
+    hostile = (" `k%s.py` `../../keys.py` `ke_s.Keys` o'keys.py \\keys.js" * 20)[:399]
+    assert mentioned(hostile, short=True) <= {"src/Ledger/Keys.py", "web/keys.js"}
 
 
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):

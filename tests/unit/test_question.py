@@ -68,6 +68,15 @@ def test_a_short_question_still_names_code():
     assert weights is None
 
 
+def test_a_short_question_looks_up_a_bounded_number_of_names():
+    text = " ".join(f"`pkg{i}.mod{i}.Cls{i}` snake_{i} in dir{i}/f{i}.py" for i in range(60))
+    text = text[: question.LONG_QUERY_CHARS - 1]
+    reading = question.read(text)
+    assert not reading.long and "\n" not in text
+    assert 0 < len(reading.names) <= question.MAX_NAMES
+    assert 0 < len(reading.mentions) <= question.MAX_MENTIONS
+
+
 def test_a_short_issue_of_title_and_body_is_read_as_a_report():
     issue = (
         "Display the fixture scope with `--fixtures`\n"
