@@ -154,9 +154,11 @@ def _elide(item: dict, text: str, packed: list[tuple[int, int, str]]) -> str:
     return "\n".join(out)
 
 
-def pack(items: list[dict], budget: int) -> list[dict]:
+def pack(items: list[dict], budget: int, costs: dict | None = None) -> list[dict]:
     """Greedy token packing under an exact budget; see the module docstring for the rules.
 
+    `costs`, when given, keeps by `id` what each item costs packed whole (its header and
+    its whole text, as coverage.cost counts it) for the next call over the same items.
     Raises ValueError unless budget is an int > 0.
     """
     remaining = _check_budget(budget)
@@ -173,14 +175,21 @@ def pack(items: list[dict], budget: int) -> list[dict]:
         is_first, first = first, False
 
         header = format_header(item)
-        # Estimates only grow when text is appended: a header that alone does not fit rules
-        # the item out without estimating its text.
-        if estimate_tokens(header) > remaining and not is_first:
-            result["decision"] = NOT_PACKED_BUDGET
-            continue
-        text = _elide(item, item.get("text") or "", spans.get(_where(item), []))
-        packed_text = f"{header}\n{text}"
-        cost = estimate_tokens(packed_text)
+        whole = item.get("text") or ""
+        text = _elide(item, whole, spans.get(_where(item), []))
+        # an item packed whole costs the same in every call; an elided one is counted anew
+        cache = costs if costs is not None and text is whole and "id" in item else None
+        cost = cache.get(item["id"]) if cache is not None else None
+        if cost is None:
+            # Estimates only grow when text is appended: a header that alone does not fit
+            # rules the item out without estimating its text.
+            if estimate_tokens(header) > remaining and not is_first:
+                result["decision"] = NOT_PACKED_BUDGET
+                continue
+            cost = estimate_tokens(f"{header}\n{text}")
+            if cache is not None:
+                cache[item["id"]] = cost
+        packed_text = None
         truncated = False
         if cost > remaining and is_first:
             lines = text.split("\n")
@@ -196,6 +205,8 @@ def pack(items: list[dict], budget: int) -> list[dict]:
         spans.setdefault(_where(item), []).append(
             (int(item["start_line"]), int(result["end_line"]), item.get("symbol") or "")
         )
+        if packed_text is None:
+            packed_text = f"{header}\n{text}"
         result.update(packed=True, tokens=cost, truncated=truncated, packed_text=packed_text)
         if decision is None:
             result["decision"] = KEPT

@@ -319,6 +319,21 @@ def test_a_class_packed_after_its_method_does_not_repeat_the_method():
     assert out[1]["tokens"] == estimate_tokens(out[1]["packed_text"]) < cost(cls)
 
 
+def test_a_cost_cache_serves_whole_items_and_never_an_elided_one():
+    cls, method = _class_and_method()
+    items = [method, cls, item(2, 30), item(3, 4)]
+    plain = pack(items, 10_000)
+    costs: dict = {}
+    for _ in range(2):  # the fill calls pack again over the same items with the same cache
+        assert pack(items, 10_000, costs) == plain
+    # the class was elided: its cost is counted from what was packed, not served from the cache
+    assert sorted(costs) == [1, 2, 3]
+    assert costs[2] == cost(items[2])
+    # a cached cost is what decides: one larger than the budget leaves the item out
+    costs[3] = 10_001
+    assert pack(items, 10_000, costs)[3]["decision"] == "not_packed:budget"
+
+
 def test_lines_are_elided_only_for_what_was_packed_of_the_same_file_version():
     cls, method = _class_and_method()
     other_version = {**method, "blob_sha": "f" * 40}

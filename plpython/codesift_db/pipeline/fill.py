@@ -19,7 +19,7 @@ def fill(candidates: list[dict], budget: int, threshold: float, pack_feature: bo
         pruned = diversity.prune(tried, threshold, own_lines=pack_feature, token_sets=token_sets)
         if pack_feature:
             pruned = coverage.front(pruned, budget, costs)
-        packed = packing.pack(pruned, budget)
+        packed = packing.pack(pruned, budget, costs)
         unfit = {i["id"] for i in packed if i["decision"] == packing.NOT_PACKED_BUDGET}
         # each round leaves out at least one more candidate: at most len(candidates) rounds
         if not any(i.get("pruned_by") in unfit for i in packed):
