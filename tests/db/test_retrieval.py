@@ -739,6 +739,40 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     assert mentioned(hostile, short=True) <= {"src/Ledger/Keys.py", "web/keys.js"}
 
 
+def test_a_commit_messages_scope_names_its_module_not_a_package_folder(db, dsn, make_repo):
+    # a conventional commit's header, `fix(context): ...`: the scope is looked up as a module
+    files = {
+        "context.go": "package gin\n\nfunc (c *Context) Copy() *Context {\n\treturn c\n}\n",
+        "render/render.go": "package render\n\ntype Render interface{}\n",
+        "render/toml.go": "package render\n\nvar tomlContentType = []string{}\n",
+        "binding/form.go": "package binding\n\nfunc mapForm(ptr any) error {\n\treturn nil\n}\n",
+    }
+    other = make_repo({"context.go": "package gin\n\nfunc secret() {}\n"}, name="theirs")
+    with psycopg.connect(dsn) as conn:  # another tenant's file of the same name
+        index_repository(conn, other, name="gin", tenant="globex", embed=False, show_progress=False)
+    _index_as_acme(db, dsn, make_repo, files, "gin")
+
+    def mentioned(question: str) -> set:
+        rows = db.execute(
+            "select path, symbol, why from hybrid_search(%s, repo => 'gin', k => 50)",
+            (question,),
+        ).fetchall()
+        return {p for p, s, why in rows if why.get("mention_rank") and not s}
+
+    assert mentioned("fix(context): Copy() copies the errors too") == {"context.go"}
+    assert mentioned("feat(binding/form, context)!: parse times") == {
+        "binding/form.go",
+        "context.go",
+    }
+    # the folder render/ is a package of many files: its namesake file is not what it names
+    assert mentioned("chore(render): do not export the toml content type") == set()
+    # not a header, or a scope that is a path: nothing outside the repository, no other tenant
+    assert mentioned("we fix(context): nothing") == set()
+    assert mentioned("fix(../../../etc/passwd): read it") == set()
+    long = "fix(context): Copy() copies the errors too\n\n" + "It used to drop them. " * 30
+    assert mentioned(long) == {"context.go"}
+
+
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     files = {
         "server/retry.py": "def retry_request(request, attempts):\n    return send(request)\n",

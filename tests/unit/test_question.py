@@ -422,6 +422,28 @@ def test_a_hostile_question_is_bounded():
 
 
 @pytest.mark.parametrize(
+    ("text", "mentions"),
+    [
+        ("fix(context): Copy() copies Errors too (#4695)", ["context"]),
+        ("chore(render)!: do not export tomlContentType", ["render"]),
+        ("feat(router, binding/form): parse times", ["router", "binding", "form"]),
+        ("  perf(recover): fewer allocations", ["recover"]),
+        # not a header: elsewhere in the text, an unknown type, no colon, too short a scope
+        ("we fix(context): nothing here", []),
+        ("wip(context): halfway", []),
+        ("fix(context) copies errors", []),
+        ("fix(ui): spacing", []),
+        # a path in the scope is read word by word, each a module name at most
+        ("fix(../../etc/passwd): x", ["etc", "passwd"]),
+    ],
+)
+def test_a_conventional_commits_scope_is_a_module_mention(text, mentions):
+    assert question.short_reading(text).mentions == mentions
+    body = text + "\n\n" + "The second paragraph explains the change at length. " * 10
+    assert question.read(body).mentions[: len(mentions)] == mentions
+
+
+@pytest.mark.parametrize(
     ("mention", "path", "fits"),
     [
         ("/usr/lib/python3/site-packages/requests/sessions.py", "requests/sessions.py", True),
@@ -436,6 +458,12 @@ def test_a_hostile_question_is_bounded():
         ("/usr/lib/python3.8/site-packages/_pytest/python.py", "src/_pytest/python.py", True),
         ("/usr/lib/python3.8/json/decoder.py", "src/pkg/decoder.py", False),
         ("/usr/lib/python3.8/pkg/decoder.py", "src/pkg/decoder_v2.py", False),
+        # a bare module name names a file of that stem, but not the one named like its folder:
+        # `render` there is the package render/, not render/render.go
+        ("context", "context.go", True),
+        ("sessions", "requests/sessions.py", True),
+        ("render", "render/render.go", False),
+        ("render/render", "render/render.go", True),
     ],
 )
 def test_mentions_match_at_path_boundaries(mention, path, fits):

@@ -45,6 +45,10 @@ def matches(mention: str, path: str, by_suffix: bool = True) -> bool:
     c = path.lower()
     if "." not in posixpath.basename(m):
         c = posixpath.splitext(c)[0]
+        # a bare module name that is also its file's folder (render/render.go) names the
+        # folder, a package of many files, not that one
+        if "/" not in m and c.endswith(f"{m}/{m}"):
+            return False
     if c == m or m.endswith("/" + c) or c.endswith("/" + m):
         return True
     if not by_suffix:

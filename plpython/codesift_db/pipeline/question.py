@@ -10,9 +10,10 @@ names. `read` pulls those out:
 
 * term weights for the lexical legs: signal terms weigh SIGNAL_WEIGHT, prose PROSE_WEIGHT,
   boilerplate lines nothing;
-* the files the text mentions (paths, traceback files, dotted module names) and the
-  definitions it names (identifiers, `Class.method`), matched to live paths and symbols by
-  pipeline/mentions.py and added as candidates;
+* the files the text mentions (paths, traceback files, dotted module names, the scope of a
+  conventional commit's header: `fix(render): ...`) and the definitions it names
+  (identifiers, `Class.method`), matched to live paths and symbols by pipeline/mentions.py
+  and added as candidates;
 * a traceback's frames (Python's, or a JavaScript, JVM, Go, Ruby, C#, Rust, C/C++ or PHP
   stack trace's) as (file, function) pairs, innermost first: each names one definition,
   where the function's name alone (`run`, `send`) may fit hundreds; and their files, in
@@ -107,6 +108,11 @@ _ASAN_FRAME = re.compile(
 # PHP: "#0 /app/src/Vault.php(42): App\Keys\Vault->rotate()" (or Class::method, or a function)
 _PHP_FRAME = re.compile(
     r"^#\d{1,5} ([^\s(]{1,400}?\.php)\(\d+\): (?:[\w\\]{1,200}(?:->|::))?(\w{1,200})\(", re.M
+)
+# a conventional commit's header, `fix(render): ...`: its scope names a module or folder
+_COMMIT_SCOPE = re.compile(
+    r"\A\s*(?:feat|fix|chore|refactor|perf|docs|test|tests|build|ci|style|revert|deps)"
+    r"\(([\w./, -]{1,80})\)!?:"
 )
 _FUNCTION = re.compile(r"[A-Za-z_$][\w$]*")
 _ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b")
@@ -288,6 +294,9 @@ def _read_long(text: str) -> Reading:
         parts = m.group(1).split(".")
         if parts[0] not in _RECEIVERS and len(parts[-1]) > 1:
             named.setdefault(".".join(parts[-2:]), None)
+    scope = _COMMIT_SCOPE.match(clean)
+    if scope:
+        found.extend((-1, word) for word in re.split(r"[,/\s]+", scope.group(1)) if len(word) > 2)
     mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
     definitions = [n for n in {**ran, **named} if 2 < len(n) <= 120][:MAX_NAMES]
     # a Python traceback prints the innermost call last; the fault is most often there
