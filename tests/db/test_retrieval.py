@@ -740,12 +740,17 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
 
 
 def test_a_commit_messages_scope_names_its_module_not_a_package_folder(db, dsn, make_repo):
-    # a conventional commit's header, `fix(context): ...`: the scope is looked up as a module
+    # a conventional commit's header, `fix(context): ...`: the scope is looked up as a module;
+    # of many files of that name, the code ones (mentions.py)
     files = {
         "context.go": "package gin\n\nfunc (c *Context) Copy() *Context {\n\treturn c\n}\n",
         "render/render.go": "package render\n\ntype Render interface{}\n",
         "render/toml.go": "package render\n\nvar tomlContentType = []string{}\n",
         "binding/form.go": "package binding\n\nfunc mapForm(ptr any) error {\n\treturn nil\n}\n",
+        # more files named context than a mention may fit: only one of them is code
+        "docs/context.go": "package docs\n",
+        "examples/context.go": "package main\n",
+        "tests/context.go": "package tests\n",
     }
     other = make_repo({"context.go": "package gin\n\nfunc secret() {}\n"}, name="theirs")
     with psycopg.connect(dsn) as conn:  # another tenant's file of the same name

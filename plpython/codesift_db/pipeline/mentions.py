@@ -9,7 +9,8 @@ pipeline/question.py short_reading):
 * the definitions a traceback's frames ran in, innermost first: the function of that name
   in the frame's file, so a common name (`run`, `send`) still names one.
 
-A mention that fits more than AMBIGUOUS files or definitions is not one (`__init__`, `get`).
+A mention that fits more than AMBIGUOUS files or definitions is not one (`__init__`, `get`);
+of many files of one name, the code ones (not tests, docs or examples) may still be few.
 A path matches at '/' boundaries: whole, or (with the `frames` feature) by its last
 SUFFIX_PARTS parts, so that an installed package's path (site-packages/_pytest/python.py)
 finds its source in a src/ layout (src/_pytest/python.py)."""
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .. import plans
+from ..file_kinds import file_kind
 
 if TYPE_CHECKING:
     from .request import Request
@@ -80,6 +82,8 @@ def mentioned_files(
     found: dict[tuple, None] = {}
     for mention in mentions:
         fits = [r for r in rows if matches(mention, r["path"], by_suffix)]
+        if len(fits) > AMBIGUOUS:  # many files of that name: its code ones may still be few
+            fits = [r for r in fits if file_kind(r["path"]) == "code"]
         if 0 < len(fits) <= AMBIGUOUS:
             for r in fits:
                 found.setdefault((r["repository_id"], r["path"]), None)
