@@ -778,6 +778,30 @@ def test_a_commit_messages_scope_names_its_module_not_a_package_folder(db, dsn, 
     assert mentioned(long) == {"context.go"}
 
 
+def test_a_commit_headers_type_and_issue_numbers_are_not_searched(db, dsn, make_repo):
+    files = {
+        "scripts/verify-commit.js": (
+            "const re = /^(revert: )?(feat|fix|docs|dx|style|refactor|perf|test|chore)"
+            "(\\(.+\\))?: .{1,50}/\nif (!re.test(msg)) { fail(msg) } // see #6940\n"
+        ),
+        "lib/validation.js": "function coerceRoot(value) {\n  return preserve(value)\n}\n",
+    }
+    _index_as_acme(db, dsn, make_repo, files, "fastish")
+
+    def found(question: str) -> set:
+        rows = db.execute(
+            "select path from hybrid_search(%s, repo => 'fastish', k => 50)", (question,)
+        ).fetchall()
+        return {p for (p,) in rows}
+
+    # `fix:` says what kind of change; `fix #6940` and `(#6940)` cite an issue: none is searched
+    assert found("fix: preserve the coerced root value (#6940)") == {"lib/validation.js"}
+    long = "fix: preserve the coerced root value\n\nThe value was lost.\n\nfix #6940"
+    assert found(long) == {"lib/validation.js"}
+    # in a question's words, fix is a word like any other
+    assert "scripts/verify-commit.js" in found("where do we check that a commit says fix")
+
+
 def test_language_and_path_filters_hold_in_every_leg(db, dsn, make_repo):
     files = {
         "server/retry.py": "def retry_request(request, attempts):\n    return send(request)\n",

@@ -444,6 +444,27 @@ def test_a_conventional_commits_scope_is_a_module_mention(text, mentions):
 
 
 @pytest.mark.parametrize(
+    ("text", "terms", "dropped"),
+    [
+        # the type says what kind of change: not searched; the scope is
+        ("fix(context): copy errors (#4695)", ["context", "copy", "errors", "error"], "fix 4695"),
+        ("feat!: drop node 18", ["drop", "node", "18"], "feat"),
+        # a type that says where the change is (tests, docs, the build) is a word like others
+        ("test(router): cover params", ["test", "router", "cover", "params", "param"], ""),
+        ("docs: explain the cache", ["docs", "cache", "doc"], ""),
+        # issue numbers a message closes or cites are not searched; fix is a word elsewhere
+        ("how do we fix the cache? closes #12, fixes #13", ["fix", "cache"], "12 13 fixes"),
+    ],
+)
+def test_a_commit_messages_marks_are_not_searched(text, terms, dropped):
+    assert question.weighted_terms(text, question.read(text)) == (terms, None)
+    body = text + "\n\n" + "More words. " * 40
+    long_terms, _ = question.weighted_terms(body, question.read(body))
+    assert set(terms) <= set(long_terms)
+    assert not set(dropped.split()) & set(long_terms)
+
+
+@pytest.mark.parametrize(
     ("mention", "path", "fits"),
     [
         ("/usr/lib/python3/site-packages/requests/sessions.py", "requests/sessions.py", True),

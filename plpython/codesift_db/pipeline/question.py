@@ -109,11 +109,16 @@ _ASAN_FRAME = re.compile(
 _PHP_FRAME = re.compile(
     r"^#\d{1,5} ([^\s(]{1,400}?\.php)\(\d+\): (?:[\w\\]{1,200}(?:->|::))?(\w{1,200})\(", re.M
 )
-# a conventional commit's header, `fix(render): ...`: its scope names a module or folder
-_COMMIT_SCOPE = re.compile(
-    r"\A\s*(?:feat|fix|chore|refactor|perf|docs|test|tests|build|ci|style|revert|deps)"
-    r"\(([\w./, -]{1,80})\)!?:"
+# a conventional commit's header, `fix(render): ...`: its scope names a module or folder.
+# Its type is kept as a word when it says where the change is (tests, docs, the build), not
+# when it only says what kind of change (a rare word in code: a commit-lint script holds
+# them all)
+_COMMIT_HEADER = re.compile(
+    r"\A\s*(?:(feat|fix|chore|refactor|perf|style|revert|deps|dx)|test|tests|docs|build|ci)"
+    r"(?:\(([\w./, -]{1,80})\))?!?:(?=\s)"
 )
+# an issue or pull request a message closes or cites (`close #123`, `(#4695)`): a number
+_ISSUE_REFERENCE = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#\d+|\(#\d+\)", re.I)
 _FUNCTION = re.compile(r"[A-Za-z_$][\w$]*")
 _ERROR = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit))\b")
 _CAMEL = re.compile(r"\b([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b")
@@ -162,6 +167,24 @@ def _strip_data(text: str) -> str:
 
 def _strip_boilerplate(text: str) -> str:
     return _BOILERPLATE.sub("", _strip_data(_HTML_COMMENT.sub("", text)))
+
+
+def _commit_scope(text: str) -> list[str]:
+    """The words of a conventional commit header's scope (`fix(render, api): ...`)."""
+    header = _COMMIT_HEADER.match(text)
+    if header is None or not header.group(2):
+        return []
+    return [word for word in re.split(r"[,/\s]+", header.group(2)) if len(word) > 2]
+
+
+def _without_commit_marks(text: str) -> str:
+    """text without the issue numbers it closes or cites and, of a conventional commit
+    header, the type that only says what kind of change it is (its scope kept as words)."""
+    header = _COMMIT_HEADER.match(text)
+    if header is not None:
+        kind = "" if header.group(1) else header.group(0).split("(")[0].rstrip("!:")
+        text = f"{kind} {header.group(2) or ''}{text[header.end() :]}"
+    return _ISSUE_REFERENCE.sub(" ", text)
 
 
 def _module_paths(dotted: str) -> list[str]:
@@ -224,7 +247,8 @@ def short_reading(text: str) -> Reading:
     snake_case word or a call) is still looked up."""
     named = _read_long(text)
     # a short question's CamelCase and snake_case words are what it asks about
-    words = [m.group(1) for p in (_CAMEL, _SNAKE, _CALL) for m in p.finditer(text)]
+    plain = _without_commit_marks(text)
+    words = [m.group(1) for p in (_CAMEL, _SNAKE, _CALL) for m in p.finditer(plain)]
     names = [n for n in named.names if n not in named.frame_only]
     return Reading(
         mentions=named.mentions,
@@ -236,6 +260,8 @@ def short_reading(text: str) -> Reading:
 def _read_long(text: str) -> Reading:
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
+    scope = _commit_scope(clean)
+    clean = _without_commit_marks(clean)
     signal: dict[str, None] = {}
     ran: dict[str, None] = {}  # the functions traceback frames ran in
     named: dict[str, None] = {}  # names in backticks, dotted names
@@ -294,9 +320,7 @@ def _read_long(text: str) -> Reading:
         parts = m.group(1).split(".")
         if parts[0] not in _RECEIVERS and len(parts[-1]) > 1:
             named.setdefault(".".join(parts[-2:]), None)
-    scope = _COMMIT_SCOPE.match(clean)
-    if scope:
-        found.extend((-1, word) for word in re.split(r"[,/\s]+", scope.group(1)) if len(word) > 2)
+    found.extend((-1, word) for word in scope)
     mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
     definitions = [n for n in {**ran, **named} if 2 < len(n) <= 120][:MAX_NAMES]
     # a Python traceback prints the innermost call last; the fault is most often there
@@ -328,7 +352,7 @@ def weighted_terms(text: str, reading: Reading) -> tuple[list[str], list[float] 
     prose would otherwise crowd out the names in its traceback) at SIGNAL_WEIGHT; the prose
     terms of the text without its boilerplate follow at PROSE_WEIGHT."""
     if not reading.long:
-        return list(identifiers.query_terms(text) or []), None
+        return list(identifiers.query_terms(_without_commit_marks(text)) or []), None
     signal_terms = list(identifiers.query_terms(" ".join(reading.signal)) or [])
     prose_terms = identifiers.query_terms(reading.clean) or []
     terms = list(dict.fromkeys(signal_terms + list(prose_terms)))[: identifiers.MAX_QUERY_TERMS]

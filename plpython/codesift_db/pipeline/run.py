@@ -48,10 +48,11 @@ def prepare(plpy, p: Params, packs: bool, notes: list[dict] | None = None) -> Re
         tenant, repos = resolve_scope(plpy, p.repo, p.ref, notes)
         feats = features.read(plpy)
     with times.stage("question"):
-        reading = question.read(p.query) if feats.on("question") else question.Reading()
-        if reading.long:
+        if feats.on("question"):
+            reading = question.read(p.query)
             query_terms, weights = question.weighted_terms(p.query, reading)
         else:
+            reading = question.Reading()
             query_terms, weights = terms(p.query), None
     return Request(
         p, packs, tenant, tuple(repos), feats, reading, query_terms, weights, times, notes
