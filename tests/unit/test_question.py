@@ -428,6 +428,7 @@ def test_a_hostile_question_is_bounded():
         ("chore(render)!: do not export tomlContentType", ["render"]),
         ("feat(router, binding/form): parse times", ["router", "binding", "form"]),
         ("  perf(recover): fewer allocations", ["recover"]),
+        ('Revert "fix(context): copy errors"', ["context"]),  # git's message for a revert
         # not a header: elsewhere in the text, an unknown type, no colon, too short a scope
         ("we fix(context): nothing here", []),
         ("wip(context): halfway", []),
@@ -449,6 +450,7 @@ def test_a_conventional_commits_scope_is_a_module_mention(text, mentions):
         # the type says what kind of change: not searched; the scope is
         ("fix(context): copy errors (#4695)", ["context", "copy", "errors", "error"], "fix 4695"),
         ("feat!: drop node 18", ["drop", "node", "18"], "feat"),
+        ('Revert "fix(router): cover params" (#12)', ["router", "cover", "params", "param"], "fix"),
         # a type that says where the change is (tests, docs, the build) is a word like others
         ("test(router): cover params", ["test", "router", "cover", "params", "param"], ""),
         ("docs: explain the cache", ["docs", "cache", "doc"], ""),

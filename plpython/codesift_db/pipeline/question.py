@@ -117,6 +117,8 @@ _COMMIT_HEADER = re.compile(
     r"\A\s*(?:(feat|fix|chore|refactor|perf|style|revert|deps|dx)|test|tests|docs|build|ci)"
     r"(?:\(([\w./, -]{1,80})\))?!?:(?=\s)"
 )
+# git's message for a revert, `Revert "fix(render): ..."`: the reverted header follows
+_REVERT = re.compile(r'\A\s*Revert\s+"')
 # an issue or pull request a message closes or cites (`close #123`, `(#4695)`): a number
 _ISSUE_REFERENCE = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#\d+|\(#\d+\)", re.I)
 _FUNCTION = re.compile(r"[A-Za-z_$][\w$]*")
@@ -171,7 +173,7 @@ def _strip_boilerplate(text: str) -> str:
 
 def _commit_scope(text: str) -> list[str]:
     """The words of a conventional commit header's scope (`fix(render, api): ...`)."""
-    header = _COMMIT_HEADER.match(text)
+    header = _COMMIT_HEADER.match(_REVERT.sub("", text, count=1))
     if header is None or not header.group(2):
         return []
     return [word for word in re.split(r"[,/\s]+", header.group(2)) if len(word) > 2]
@@ -179,7 +181,9 @@ def _commit_scope(text: str) -> list[str]:
 
 def _without_commit_marks(text: str) -> str:
     """text without the issue numbers it closes or cites and, of a conventional commit
-    header, the type that only says what kind of change it is (its scope kept as words)."""
+    header (a reverted one's too), the type that only says what kind of change it is (its
+    scope kept as words)."""
+    text = _REVERT.sub("", text, count=1)
     header = _COMMIT_HEADER.match(text)
     if header is not None:
         kind = "" if header.group(1) else header.group(0).split("(")[0].rstrip("!:")
