@@ -546,6 +546,10 @@ def test_a_bug_report_ranks_code_above_tests_and_examples(db, dsn, make_repo):
     assert short["examples/retry_demo.py"] == recency.DOC_PRIOR
     assert short["net/locale/de/LC_MESSAGES/net.po"] == recency.DOC_PRIOR
     assert short["benchmarks/bench_retry.py"] == recency.TEST_PRIOR
+    # a question about tests does not weigh them down
+    tested = priors("where is the backoff delay tested")
+    assert tested["tests/test_retry.py"] == tested["benchmarks/bench_retry.py"] == 1.0
+    assert tested["examples/retry_demo.py"] == recency.DOC_PRIOR
     db.execute("select set_config('codesift.retrieval_off', 'kinds', false)")
     assert priors(report)["tests/test_retry.py"] == recency.TEST_PRIOR
     assert db.execute(sql, (report,)).fetchone()[0] == "tests/test_retry.py"

@@ -678,6 +678,30 @@ def test_the_kind_prior_applies_only_when_asked():
     )
     for path in ("tests/test_api.py", "CHANGELOG.md", "docs/api.rst", "setup.cfg", "app.pot"):
         assert recency.path_prior(path, True, bug_report=True) == recency.BUG_REPORT_PRIOR
+    # a question about tests does not weigh tests and benchmarks down; changelogs still
+    assert recency.path_prior("tests/test_api.py", True, tests=False) == 1.0
+    assert recency.path_prior("benchmarks/bench_io.py", tests=False) == 1.0
+    assert recency.path_prior("CHANGELOG.md", tests=False) == recency.CHANGELOG_PRIOR
+    assert recency.path_prior("tests/test_api.py", True, True, tests=False) == (
+        recency.BUG_REPORT_PRIOR
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "wants"),
+    [
+        ("where is the retry tested", True),
+        ("test(router): cover params", True),
+        ("which fixture opens the database", True),
+        ("where is the retry backoff computed", False),
+        ("the latest contest results", False),
+        # a report naming a failing test still asks which code to change
+        ("Retry backoff is wrong\n\n" + "tests/test_retry.py::test_x FAILED " * 20, False),
+        ("Backoff tests fail on Windows\n\nThe delay grows. " * 20, False),
+    ],
+)
+def test_a_question_about_tests_is_read_as_one(text, wants):
+    assert question.read(text).wants_tests is wants
     assert recency.BUG_REPORT_PRIOR <= min(recency.NON_CODE_PRIOR.values())
     assert recency.path_prior("tests/test_api.py", bug_report=True) == recency.TEST_PRIOR
     assert recency.path_prior("lib/api.py", True, bug_report=True) == 1.0

@@ -88,7 +88,7 @@ def expand_graph(plpy, req: "Request", items: dict) -> None:
             * r["factor"]
             * r["strength"]
             * edge_weight(edges)
-            * path_prior(r["path"], req.kind_prior, req.long_question)
+            * path_prior(r["path"], req.kind_prior, req.long_question, req.test_prior)
         )
         reached.append((score, r["repository_id"], r["path"], r["hop"], via, edges))
     reached.sort(key=lambda x: (-x[0], x[3], x[2]))

@@ -133,6 +133,7 @@ _EXTENSIONS = frozenset(("py", "js", "ts", "go", "rb", "rs", "java", "txt", "md"
 _DOC_WORDS = re.compile(
     r"\b(docs?|documentation|readme|changelog|tutorial|docstring|guide|typo)\b", re.I
 )
+_TEST_WORDS = re.compile(r"\b(tests?|tested|testing|specs?|fixtures?|conftest|benchmarks?)\b", re.I)
 
 
 @dataclass
@@ -149,6 +150,9 @@ class Reading:
     digest: str = ""  # the dense leg's text
     clean: str = ""  # the text read, without its boilerplate: the prose terms' source
     wants_docs: bool = False
+    # a short question about tests: they are not weighted down (a report naming a failing
+    # test still asks which code to change)
+    wants_tests: bool = False
 
 
 def _is_data(block: str) -> bool:
@@ -258,6 +262,7 @@ def short_reading(text: str) -> Reading:
         mentions=named.mentions,
         names=[n for n in dict.fromkeys(names + words) if 2 < len(n) <= 120][:MAX_NAMES],
         wants_docs=bool(_DOC_WORDS.search(text)),
+        wants_tests=bool(_TEST_WORDS.search(text)),
     )
 
 

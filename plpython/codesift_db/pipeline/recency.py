@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # Questions about behaviour are answered by implementation code: tests (which repeat the
 # names they test) and changelogs (which mention everything) are weighted down, not out;
 # prose, repository templates and configuration too unless the question asks for docs.
-TEST_PRIOR = 0.9
+TEST_PRIOR = 0.8
 CHANGELOG_PRIOR = 0.6
 DOC_PRIOR = 0.5
 TEMPLATE_PRIOR = 0.3
@@ -56,16 +56,20 @@ NON_CODE_PRIOR = {
 BUG_REPORT_PRIOR = 0.3
 
 
-def path_prior(path: str, kinds: bool = False, bug_report: bool = False) -> float:
-    """The path's prior: tests, benchmarks and changelogs always; with kinds, docs,
-    examples, templates and configuration too (off when the question asks for
-    documentation), and for a bug report every kind that is not code alike
-    (BUG_REPORT_PRIOR)."""
+def path_prior(
+    path: str, kinds: bool = False, bug_report: bool = False, tests: bool = True
+) -> float:
+    """The path's prior: changelogs always, tests and benchmarks unless the question asks
+    about them (tests False); with kinds, docs, examples, templates and configuration too
+    (off when the question asks for documentation), and for a bug report every kind that is
+    not code alike (BUG_REPORT_PRIOR)."""
     kind = file_kind(path)
     if kinds and bug_report and kind != "code":
         return BUG_REPORT_PRIOR
     if kinds and kind in NON_CODE_PRIOR:
         return NON_CODE_PRIOR[kind]
+    if not tests and KIND_PRIOR.get(kind) == TEST_PRIOR:
+        return 1.0
     return KIND_PRIOR.get(kind, 1.0)
 
 
@@ -118,7 +122,7 @@ def apply_recency(plpy, req: "Request", items: dict) -> None:
         age = age_days(item.get("last_changed"), newest.get(item["repository_id"]))
         item["age_days"] = round(age, 1)
         item["recency"] = recency(age, lam)
-        item["prior"] = path_prior(item["path"], kinds, bug_report)
+        item["prior"] = path_prior(item["path"], kinds, bug_report, req.test_prior)
         item["file_kind"] = file_kind(item["path"])
         if evidence:
             item["file_support"] = support.get(key, 0.0)

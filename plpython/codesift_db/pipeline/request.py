@@ -58,6 +58,11 @@ class Request:
         return self.reading.long
 
     @property
+    def test_prior(self) -> bool:
+        """Whether tests and benchmarks rank below code: unless the question asks about them."""
+        return not self.reading.wants_tests
+
+    @property
     def kind_prior(self) -> bool:
         """Whether documentation, templates and configuration rank below code."""
         return self.on("kinds") and not self.reading.wants_docs
