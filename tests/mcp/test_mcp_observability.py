@@ -25,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.mcp.harness import CODESIFT, DatabaseSwitch, free_port
 from tests.security.two_tenants import index_two_tenants
+from tests.watching import poll
 
 DEADLINE = 120  # seconds to wait for a state: a deadline for polling, not a timing assertion
 QUESTION = "where is the token vault zebra marker kept"
@@ -107,17 +108,6 @@ def observed_server(
                 proc.wait()
         server.kept = server.stderr()
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _poll(condition, what: str):
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what}")
-        time.sleep(0.2)
 
 
 @pytest.fixture
@@ -214,9 +204,9 @@ def test_health_and_readiness_answer_before_the_token_gate_and_say_nothing_else(
     with observed_server(dsn) as server, httpx2.Client(base_url=server.base) as http:
         health = http.get("/healthz")
         assert health.status_code == 200 and health.json() == {"status": "ok"}
-        ready = _poll(
-            lambda: http.get("/readyz").status_code == 200 and http.get("/readyz"),
+        ready = poll(
             "the server to be ready",
+            lambda: http.get("/readyz").status_code == 200 and http.get("/readyz"),
         )
         assert ready.json() == {"status": "ready"}
         assert ready.headers["cache-control"] == "no-store"
@@ -269,15 +259,15 @@ def test_readiness_is_503_while_the_database_is_down_and_200_when_it_is_back(dsn
     with DatabaseSwitch(dsn) as switch:
         switch.up()
         with observed_server(switch.dsn) as server, httpx2.Client(base_url=server.base) as http:
-            _poll(lambda: http.get("/readyz").status_code == 200, "ready")
+            poll("ready", lambda: http.get("/readyz").status_code == 200)
             switch.down()
-            down = _poll(lambda: (r := http.get("/readyz")).status_code == 503 and r, "not ready")
+            down = poll("not ready", lambda: (r := http.get("/readyz")).status_code == 503 and r)
             assert down.json() == {"status": "unavailable", "reason": "database unreachable"}
             # no address, port, user or libpq message
             assert str(switch.port) not in down.text and "127.0.0.1" not in down.text
             assert http.get("/healthz").status_code == 200  # the process is up all along
             switch.up()
-            _poll(lambda: http.get("/readyz").status_code == 200, "ready again")
+            poll("ready again", lambda: http.get("/readyz").status_code == 200)
             metrics = _families(_scrape(server))
     assert _value(metrics, "codesift_mcp_database_up", database="primary") == 1
 
@@ -290,9 +280,9 @@ def test_readiness_is_503_while_a_migration_is_pending(db, dsn):
     ).fetchone()
     assert last is not None
     with observed_server(dsn) as server, httpx2.Client(base_url=server.base) as http:
-        _poll(lambda: http.get("/readyz").status_code == 200, "ready")
+        poll("ready", lambda: http.get("/readyz").status_code == 200)
         db.execute("delete from codesift.schema_migrations where kind = %s and name = %s", last[:2])
-        pending = _poll(lambda: (r := http.get("/readyz")).status_code == 503 and r, "pending")
+        pending = poll("pending", lambda: (r := http.get("/readyz")).status_code == 503 and r)
         assert pending.json() == {"status": "unavailable", "reason": "migrations pending"}
         assert last[1] not in pending.text  # no migration names
         db.execute(
@@ -300,7 +290,7 @@ def test_readiness_is_503_while_a_migration_is_pending(db, dsn):
             " values (%s, %s, %s, %s)",
             last,
         )
-        _poll(lambda: http.get("/readyz").status_code == 200, "ready after the migration")
+        poll("ready after the migration", lambda: http.get("/readyz").status_code == 200)
 
 
 def test_metrics_and_the_request_log_count_real_tool_calls_and_hold_no_secrets(dsn, two):
@@ -478,9 +468,9 @@ def test_sigterm_lets_the_request_in_flight_finish_and_exits_0(db, dsn, two):
 
             caller = threading.Thread(target=call)
             caller.start()
-            _poll(lambda: _waiting_on_lock(db), "the call to wait on the lock")
+            poll("the call to wait on the lock", lambda: _waiting_on_lock(db))
             server.proc.send_signal(signal.SIGTERM)
-            _poll(lambda: _refused(server.port), "the server to stop accepting")
+            poll("the server to stop accepting", lambda: _refused(server.port))
             assert server.proc.poll() is None, "it exited with a request in flight"
             assert caller.is_alive()
             holder.rollback()  # the call goes on
@@ -506,7 +496,7 @@ def test_the_grace_period_bounds_a_request_that_does_not_finish(db, dsn, two):
 
             caller = threading.Thread(target=call)
             caller.start()
-            _poll(lambda: _waiting_on_lock(db), "the call to wait on the lock")
+            poll("the call to wait on the lock", lambda: _waiting_on_lock(db))
             server.proc.send_signal(signal.SIGTERM)
             # it exits while the lock is still held: the call did not finish
             assert server.proc.wait(timeout=DEADLINE) == 0, server.stderr()
