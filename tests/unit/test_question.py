@@ -429,6 +429,15 @@ def test_a_hostile_question_is_bounded():
         ("feat(router, binding/form): parse times", ["router", "binding", "form"]),
         ("  perf(recover): fewer allocations", ["recover"]),
         ('Revert "fix(context): copy errors"', ["context"]),  # git's message for a revert
+        # git's, Go's and the kernel's convention: the components before the colon
+        ("ignore,globset: increase pool capacity", ["ignore", "globset"]),
+        ("net/http, mime: parse the header", ["net", "http", "mime"]),
+        ("docs(build): note the target", ["build"]),
+        # not components: a log line's level, a label, a conventional type, a capital
+        ("error: cannot find module", []),
+        ("warning: deprecated call", []),
+        ("docs: note the target", []),
+        ("Router: strict slashes", []),
         # not a header: elsewhere in the text, an unknown type, no colon, too short a scope
         ("we fix(context): nothing here", []),
         ("wip(context): halfway", []),
@@ -438,7 +447,7 @@ def test_a_hostile_question_is_bounded():
         ("fix(../../etc/passwd): x", ["etc", "passwd"]),
     ],
 )
-def test_a_conventional_commits_scope_is_a_module_mention(text, mentions):
+def test_a_commit_headers_scope_is_a_module_mention(text, mentions):
     assert question.short_reading(text).mentions == mentions
     body = text + "\n\n" + "The second paragraph explains the change at length. " * 10
     assert question.read(body).mentions[: len(mentions)] == mentions

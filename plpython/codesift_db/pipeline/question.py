@@ -10,8 +10,8 @@ names. `read` pulls those out:
 
 * term weights for the lexical legs: signal terms weigh SIGNAL_WEIGHT, prose PROSE_WEIGHT,
   boilerplate lines nothing;
-* the files the text mentions (paths, traceback files, dotted module names, the scope of a
-  conventional commit's header: `fix(render): ...`) and the definitions it names
+* the files the text mentions (paths, traceback files, dotted module names, a commit
+  header's scope: `fix(render): ...`, `net/http: ...`) and the definitions it names
   (identifiers, `Class.method`), matched to live paths and symbols by pipeline/mentions.py
   and added as candidates;
 * a traceback's frames (Python's, or a JavaScript, JVM, Go, Ruby, C#, Rust, C/C++ or PHP
@@ -117,6 +117,13 @@ _COMMIT_HEADER = re.compile(
     r"\A\s*(?:(feat|fix|chore|refactor|perf|style|revert|deps|dx)|test|tests|docs|build|ci)"
     r"(?:\(([\w./, -]{1,80})\))?!?:(?=\s)"
 )
+# the other convention (git's own, Go's, the Linux kernel's): `net/http, mime: ...`, lowercase
+# components before the colon; not a log line's level or a note's label
+_COMPONENTS = re.compile(r"\A\s*([a-z][\w./-]{0,40}(?:, ?[a-z][\w./-]{0,40}){0,4}):(?=\s)")
+_NOT_COMPONENTS = frozenset(
+    "error warning warn info debug note todo fatal panic bug question help usage example see"
+    " feat fix chore refactor perf style revert deps dx test tests docs build ci".split()
+)
 # git's message for a revert, `Revert "fix(render): ..."`: the reverted header follows
 _REVERT = re.compile(r'\A\s*Revert\s+"')
 # an issue or pull request a message closes or cites (`close #123`, `(#4695)`): a number
@@ -176,11 +183,14 @@ def _strip_boilerplate(text: str) -> str:
 
 
 def _commit_scope(text: str) -> list[str]:
-    """The words of a conventional commit header's scope (`fix(render, api): ...`)."""
-    header = _COMMIT_HEADER.match(_REVERT.sub("", text, count=1))
-    if header is None or not header.group(2):
-        return []
-    return [word for word in re.split(r"[,/\s]+", header.group(2)) if len(word) > 2]
+    """The words of a commit header's scope: a conventional one's (`fix(render, api): ...`)
+    or the components before its colon (`net/http, mime: ...`)."""
+    text = _REVERT.sub("", text, count=1)
+    header = _COMMIT_HEADER.match(text)
+    components = None if header else _COMPONENTS.match(text)
+    scope = header.group(2) if header else components.group(1) if components else None
+    words = [word for word in re.split(r"[,/\s]+", scope or "") if len(word) > 2]
+    return [word for word in words if header or word not in _NOT_COMPONENTS]
 
 
 def _without_commit_marks(text: str) -> str:
