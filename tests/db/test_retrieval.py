@@ -729,6 +729,8 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     # a file name with dots before its extension is read whole: the test file, not keys.js
     assert mentioned("Rotation breaks in web/keys.test.js now.") == {"web/keys.test.js"}
     assert mentioned("Rotation breaks when `ledger.keys` is imported.") == {"src/Ledger/Keys.py"}
+    # a bare name in backticks is a module's too: every file of that stem, when few
+    assert mentioned("Rotation breaks in `keys`.") == {"src/Ledger/Keys.py", "web/keys.js"}
     # a path outside the repository, or a name with pattern characters, is compared as text
     # and names nothing: only the scope's indexed files can be found
     assert mentioned("Rotation reads `../../../etc/passwd` and `/etc/shadow.py` first.") == set()

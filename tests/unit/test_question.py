@@ -454,6 +454,22 @@ def test_a_commit_headers_scope_is_a_module_mention(text, mentions):
 
 
 @pytest.mark.parametrize(
+    ("text", "mentions"),
+    [
+        # a bare name in backticks may be a module's as well as a definition's
+        ("Add type annotations in `formatting`", ["formatting"]),
+        ("`parser` and `Context` disagree", ["parser", "Context"]),
+        # a call names a definition, a dotted name its modules (as before)
+        ("`make_parser()` breaks", []),
+        ("`click.parser` breaks", ["click/parser"]),
+    ],
+)
+def test_a_name_in_backticks_is_also_a_module_mention(text, mentions):
+    assert question.read(text).mentions == mentions
+    assert question.read(text + "\n\n" + "More words. " * 40).mentions == mentions
+
+
+@pytest.mark.parametrize(
     ("text", "terms", "dropped"),
     [
         # the type says what kind of change: not searched; the scope is

@@ -322,11 +322,13 @@ def _read_long(text: str) -> Reading:
             found.append((m.start(1), m.group(1)))
     for m in _ERROR.finditer(clean):
         add(m.group(1))
-    quoted = [m.group(1) for m in _BACKTICK.finditer(clean)]
-    for chunk in quoted:
+    for m in _BACKTICK.finditer(clean):
+        chunk = m.group(1)
         name = chunk.strip().rstrip("()")
         if _NAME.fullmatch(name):
             named.setdefault(name, None)
+            if "." not in name and not chunk.rstrip().endswith(")"):
+                found.append((m.start(), name))  # `formatting`: a module of that name, too
         for ident in identifiers._IDENT.findall(chunk):
             if not ident.isdigit():
                 add(ident)
