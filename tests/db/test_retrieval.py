@@ -731,6 +731,8 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
     assert mentioned("Rotation breaks when `ledger.keys` is imported.") == {"src/Ledger/Keys.py"}
     # a bare name in backticks is a module's too: every file of that stem, when few
     assert mentioned("Rotation breaks in `keys`.") == {"src/Ledger/Keys.py", "web/keys.js"}
+    # ... a module's, which is code: not the documentation's Makefile
+    assert mentioned("Rotation breaks in `Makefile`.") == set()
     # a path outside the repository, or a name with pattern characters, is compared as text
     # and names nothing: only the scope's indexed files can be found
     assert mentioned("Rotation reads `../../../etc/passwd` and `/etc/shadow.py` first.") == set()

@@ -10,7 +10,8 @@ pipeline/question.py short_reading):
   in the frame's file, so a common name (`run`, `send`) still names one.
 
 A mention that fits more than AMBIGUOUS files or definitions is not one (`__init__`, `get`);
-of many files of one name, the code ones (not tests, docs or examples) may still be few.
+of many files of one name, the code ones (not tests, docs or examples) may still be few. A
+bare module name (a commit's scope, a name in backticks) fits code files only.
 A path matches at '/' boundaries: whole, or (with the `frames` feature) by its last
 SUFFIX_PARTS parts, so that an installed package's path (site-packages/_pytest/python.py)
 finds its source in a src/ layout (src/_pytest/python.py)."""
@@ -82,7 +83,9 @@ def mentioned_files(
     found: dict[tuple, None] = {}
     for mention in mentions:
         fits = [r for r in rows if matches(mention, r["path"], by_suffix)]
-        if len(fits) > AMBIGUOUS:  # many files of that name: its code ones may still be few
+        # a bare module name (`formatting`, a commit's scope) names code; so do many files of
+        # one name when their code ones are few
+        if len(fits) > AMBIGUOUS or not re.search(r"[./]", _clean(mention)):
             fits = [r for r in fits if file_kind(r["path"]) == "code"]
         if 0 < len(fits) <= AMBIGUOUS:
             for r in fits:
