@@ -68,7 +68,7 @@ def path_prior(
         return BUG_REPORT_PRIOR
     if kinds and kind in NON_CODE_PRIOR:
         return NON_CODE_PRIOR[kind]
-    if not tests and KIND_PRIOR.get(kind) == TEST_PRIOR:
+    if not tests and kind in ("test", "bench"):
         return 1.0
     return KIND_PRIOR.get(kind, 1.0)
 
