@@ -7,7 +7,7 @@ from functools import lru_cache
 
 TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)test_[^/]*$|_test\.[a-z]+$"
-    r"|\.(test|spec)\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
+    r"|\.(test|spec)(-d)?\.[a-z]+$|Tests?\.(java|cs|kt)$|_spec\.rb$"
 )
 # pytest's fixtures for the tests of a folder: test code wherever it is, unless documentation
 FIXTURES_PATH = re.compile(r"(^|/)conftest\.py$")

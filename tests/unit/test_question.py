@@ -655,6 +655,9 @@ def test_feature_settings():
         ("pylintrc", "config"),
         ("src/resources.rc.go", "code"),
         ("tests/test_requests.py", "test"),
+        ("web/keys.test.js", "test"),
+        ("types/index.test-d.ts", "test"),  # a type test (tsd)
+        ("src/latest-d.ts", "code"),
         ("CHANGELOG.md", "changelog"),
         ("examples/content-negotiation/index.js", "example"),
         ("src/Samples/Demo.cs", "example"),
