@@ -72,7 +72,7 @@ def questions(short: Path, long: Path, words: int) -> list[tuple[str, list[str],
     for kind, text in short_and_long(short, long, words, 20):
         reading = question.read(text) if kind == "long" else None
         if reading is not None and reading.long:
-            ts, weights = question.weighted_terms(text, reading)
+            ts, weights = question.weighted_terms(reading)
             out.append((kind, list(ts), list(weights)))
         else:
             out.append((kind, query_terms(text), None))

@@ -595,10 +595,19 @@ KEYS_PY = """class Rotator:
 """
 
 
-def _mentioned(db, question: str, repo: str) -> set:
+def _mention_rows(db, question: str, repo: str) -> list:
+    """(path, symbol) of the rows the mention leg ranked."""
     sql = "select path, symbol, why from hybrid_search(%s, repo => %s, k => 50)"
     rows = db.execute(sql, (question, repo)).fetchall()
-    return {(p, s) for p, s, why in rows if why.get("mention_rank") and s}
+    return [(p, s) for p, s, why in rows if why.get("mention_rank")]
+
+
+def _mentioned(db, question: str, repo: str) -> set:
+    return {(p, s) for p, s in _mention_rows(db, question, repo) if s}
+
+
+def _mentioned_files(db, question: str, repo: str) -> set:
+    return {p for p, s in _mention_rows(db, question, repo) if not s}
 
 
 def test_a_traceback_frame_names_the_definition_in_its_file(db, dsn, make_repo):
@@ -717,11 +726,7 @@ def test_mentioned_files_are_found_by_their_name_or_module(db, dsn, make_repo):
 
     def mentioned(question: str, short: bool = False) -> set:
         filler = "" if short else " The rotation fails on every host after the upgrade." * 8
-        rows = db.execute(
-            "select path, symbol, why from hybrid_search(%s, repo => 'keys', k => 50)",
-            (question + filler,),
-        ).fetchall()
-        return {p for p, s, why in rows if why.get("mention_rank") and not s}
+        return _mentioned_files(db, question + filler, "keys")
 
     # a file name: that name whatever its case; a module: that stem, not a longer one
     assert mentioned("Rotation breaks in `ledger/keys.py` now.") == {"src/Ledger/Keys.py"}
@@ -766,11 +771,7 @@ def test_a_commit_messages_scope_names_its_module_not_a_package_folder(db, dsn, 
     _index_as_acme(db, dsn, make_repo, files, "gin")
 
     def mentioned(question: str) -> set:
-        rows = db.execute(
-            "select path, symbol, why from hybrid_search(%s, repo => 'gin', k => 50)",
-            (question,),
-        ).fetchall()
-        return {p for p, s, why in rows if why.get("mention_rank") and not s}
+        return _mentioned_files(db, question, "gin")
 
     assert mentioned("fix(context): Copy() copies the errors too") == {"context.go"}
     assert mentioned("feat(binding/form, context)!: parse times") == {

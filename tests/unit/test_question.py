@@ -47,7 +47,7 @@ def test_a_short_question_is_read_as_written():
     reading = question.read("where are redirects followed?")
     assert not reading.long and not reading.signal and not reading.mentions
     assert reading.digest == ""
-    terms, weights = question.weighted_terms("where are redirects followed?", reading)
+    terms, weights = question.weighted_terms(reading)
     assert weights is None and "redirects" in terms
 
 
@@ -64,7 +64,7 @@ def test_a_short_question_still_names_code():
     # a frame in one line names a file, not its function alone
     frame = question.read('File "src/app/views.py", line 3, in render')
     assert frame.mentions == ["src/app/views.py"] and "render" not in frame.names
-    terms, weights = question.weighted_terms("improve some latex.py code", reading)
+    terms, weights = question.weighted_terms(reading)
     assert weights is None
 
 
@@ -88,7 +88,7 @@ def test_a_short_issue_of_title_and_body_is_read_as_a_report():
     assert reading.digest.startswith("Display the fixture scope")
     assert not reading.wants_docs  # its title asks for code; its body only names the docs
     assert question.read("Typo in the docs\nThe tutorial says `sesion`.").wants_docs
-    _, weights = question.weighted_terms(issue, reading)
+    _, weights = question.weighted_terms(reading)
     assert weights is not None
     # one line stays a short question, a trailing line break or blank lines around it too
     for one_line in ("where are redirects followed?\n", "\n  where are redirects followed?  \n\n"):
@@ -347,7 +347,7 @@ def test_a_name_fitting_many_definitions_names_none():
 
 def test_signal_terms_come_first_and_weigh_more_than_prose():
     reading = question.read(REPORT)
-    terms, weights = question.weighted_terms(REPORT, reading)
+    terms, weights = question.weighted_terms(reading)
     assert weights is not None and len(weights) == len(terms)
     weight = dict(zip(terms, weights, strict=True))
     assert weight["resolveredirects"] == question.SIGNAL_WEIGHT
@@ -384,7 +384,7 @@ def test_a_fenced_json_block_is_data_not_signal():
     assert "build_proxy_map" in reading.signal
     for key in ("openssl_version", "system_ssl", "using_pyopenssl", "pyOpenSSL", "CPython"):
         assert key not in reading.signal and key not in reading.digest
-    terms, _ = question.weighted_terms(VERSION_REPORT, reading)
+    terms, _ = question.weighted_terms(reading)
     assert not {"openssl", "opensslversion", "systemssl", "usingpyopenssl"} & set(terms)
 
 
@@ -407,7 +407,7 @@ def test_a_hostile_question_is_bounded():
     text = (text * 3)[:200_000]
     start = time.monotonic()
     reading = question.read(text)
-    terms, weights = question.weighted_terms(text, reading)
+    terms, weights = question.weighted_terms(reading)
     assert time.monotonic() - start < 5  # generous: the point is no blow-up, not speed
     assert len(reading.mentions) <= question.MAX_MENTIONS
     assert len(reading.frames) <= question.MAX_FRAMES
@@ -484,9 +484,9 @@ def test_a_name_in_backticks_is_also_a_module_mention(text, mentions):
     ],
 )
 def test_a_commit_messages_marks_are_not_searched(text, terms, dropped):
-    assert question.weighted_terms(text, question.read(text)) == (terms, None)
+    assert question.weighted_terms(question.read(text)) == (terms, None)
     body = text + "\n\n" + "More words. " * 40
-    long_terms, _ = question.weighted_terms(body, question.read(body))
+    long_terms, _ = question.weighted_terms(question.read(body))
     assert set(terms) <= set(long_terms)
     assert not set(dropped.split()) & set(long_terms)
 

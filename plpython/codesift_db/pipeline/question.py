@@ -155,7 +155,9 @@ class Reading:
     frames: list[tuple[str, str]] = field(default_factory=list)  # (file, function), innermost 1st
     frame_only: list[str] = field(default_factory=list)  # names only `frames` give
     digest: str = ""  # the dense leg's text
-    clean: str = ""  # the text read, without its boilerplate: the prose terms' source
+    # the text read (a long one without its boilerplate, a short one as written), without a
+    # commit header's marks: the source of the (prose) terms
+    clean: str = ""
     wants_docs: bool = False
     # a short question about tests: they are not weighted down (a report naming a failing
     # test still asks which code to change)
@@ -182,27 +184,21 @@ def _strip_boilerplate(text: str) -> str:
     return _BOILERPLATE.sub("", _strip_data(_HTML_COMMENT.sub("", text)))
 
 
-def _commit_scope(text: str) -> list[str]:
-    """The words of a commit header's scope: a conventional one's (`fix(render, api): ...`)
-    or the components before its colon (`net/http, mime: ...`)."""
+def _commit_header(text: str) -> tuple[list[str], str]:
+    """A commit header's scope, read once: its words (a conventional header's, `fix(render,
+    api): ...`, or the components before the colon, `net/http, mime: ...`) and the text
+    without its marks: the type when it only says what kind of change it is (the scope kept
+    as words), a reverted header's `Revert "`, the issue numbers it closes or cites."""
     text = _REVERT.sub("", text, count=1)
     header = _COMMIT_HEADER.match(text)
     components = None if header else _COMPONENTS.match(text)
     scope = header.group(2) if header else components.group(1) if components else None
     words = [word for word in re.split(r"[,/\s]+", scope or "") if len(word) > 2]
-    return [word for word in words if header or word not in _NOT_COMPONENTS]
-
-
-def _without_commit_marks(text: str) -> str:
-    """text without the issue numbers it closes or cites and, of a conventional commit
-    header (a reverted one's too), the type that only says what kind of change it is (its
-    scope kept as words)."""
-    text = _REVERT.sub("", text, count=1)
-    header = _COMMIT_HEADER.match(text)
+    words = [word for word in words if header or word not in _NOT_COMPONENTS]
     if header is not None:
         kind = "" if header.group(1) else header.group(0).split("(")[0].rstrip("!:")
         text = f"{kind} {header.group(2) or ''}{text[header.end() :]}"
-    return _ISSUE_REFERENCE.sub(" ", text)
+    return words, _ISSUE_REFERENCE.sub(" ", text)
 
 
 def _module_paths(dotted: str) -> list[str]:
@@ -264,13 +260,14 @@ def short_reading(text: str) -> Reading:
     (a path, a dotted module or `Class.method`, a name in backticks, a CamelCase or
     snake_case word or a call) is still looked up."""
     named = _read_long(text)
+    _, plain = _commit_header(text)
     # a short question's CamelCase and snake_case words are what it asks about
-    plain = _without_commit_marks(text)
     words = [m.group(1) for p in (_CAMEL, _SNAKE, _CALL) for m in p.finditer(plain)]
     names = [n for n in named.names if n not in named.frame_only]
     return Reading(
         mentions=named.mentions,
         names=[n for n in dict.fromkeys(names + words) if 2 < len(n) <= 120][:MAX_NAMES],
+        clean=plain,
         wants_docs=bool(_DOC_WORDS.search(text)),
         wants_tests=bool(_TEST_WORDS.search(text)),
     )
@@ -279,8 +276,7 @@ def short_reading(text: str) -> Reading:
 def _read_long(text: str) -> Reading:
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
-    scope = _commit_scope(clean)
-    clean = _without_commit_marks(clean)
+    scope, clean = _commit_header(clean)
     signal: dict[str, None] = {}
     ran: dict[str, None] = {}  # the functions traceback frames ran in
     named: dict[str, None] = {}  # names in backticks, dotted names
@@ -366,14 +362,15 @@ def _read_long(text: str) -> Reading:
     )
 
 
-def weighted_terms(text: str, reading: Reading) -> tuple[list[str], list[float] | None]:
-    """The lexical legs' terms and their weights (None: all equal, a short question).
+def weighted_terms(reading: Reading) -> tuple[list[str], list[float] | None]:
+    """The lexical legs' terms and their weights (None: all equal, a short question, whose
+    terms are its text's as written).
 
     A long question's signal terms come first (the term list is capped, and a long report's
     prose would otherwise crowd out the names in its traceback) at SIGNAL_WEIGHT; the prose
     terms of the text without its boilerplate follow at PROSE_WEIGHT."""
     if not reading.long:
-        return list(identifiers.query_terms(_without_commit_marks(text)) or []), None
+        return list(identifiers.query_terms(reading.clean) or []), None
     signal_terms = list(identifiers.query_terms(" ".join(reading.signal)) or [])
     prose_terms = identifiers.query_terms(reading.clean) or []
     terms = list(dict.fromkeys(signal_terms + list(prose_terms)))[: identifiers.MAX_QUERY_TERMS]

@@ -50,7 +50,7 @@ def prepare(plpy, p: Params, packs: bool, notes: list[dict] | None = None) -> Re
     with times.stage("question"):
         if feats.on("question"):
             reading = question.read(p.query)
-            query_terms, weights = question.weighted_terms(p.query, reading)
+            query_terms, weights = question.weighted_terms(reading)
         else:
             reading = question.Reading()
             query_terms, weights = terms(p.query), None
