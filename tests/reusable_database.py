@@ -135,6 +135,7 @@ class ReusableDatabase:
         self.fresh: Fresh | None = None  # the same for every clone of the template
         self.exists = False
         self.resets = self.drops = 0
+        self.refusals: list[str] = []  # why each refused reset was refused, for failing tests
         self.terminate_ms = 10_000  # how long a session left open may take to end
 
     def open(self) -> psycopg.Connection:
@@ -154,12 +155,13 @@ class ReusableDatabase:
         if not self.exists:
             return
         try:
-            reusable = self.reuse and self._reset()
-        except psycopg.Error:
-            reusable = False
-        if reusable:
+            refusal = self._reset() if self.reuse else "not reused"
+        except psycopg.Error as error:
+            refusal = f"{type(error).__name__}: {error}"
+        if refusal is None:
             self.resets += 1
         else:
+            self.refusals.append(refusal)
             self.drop()
 
     def drop(self) -> None:
@@ -172,16 +174,11 @@ class ReusableDatabase:
         self.generation += 1
         return f"{self.base}_{self.generation}"
 
-    def _reset(self) -> bool:
+    def _reset(self) -> str | None:
+        """Reset the database, or say why it cannot be."""
         with self._janitor().cursor() as cur:  # on the maintenance database
-            cur.execute(
-                "select bool_and(pg_terminate_backend(pid, %s)) from pg_stat_activity"
-                " where datname = %s and pid <> pg_backend_pid()",
-                (self.terminate_ms, self.dbname),
-            )
-            row = cur.fetchone()
-            if row is not None and row[0] is False:  # a session outlived it: it could write on
-                return False
+            if not end_sessions(cur, self.dbname, sessions(cur, self.dbname), self.terminate_ms):
+                return "a session outlived its termination"  # it could write on
             renamed = self._next_name()
             try:  # refused when a session connected since: then the database is dropped
                 cur.execute(
@@ -189,8 +186,8 @@ class ReusableDatabase:
                         sql.Identifier(self.dbname), sql.Identifier(renamed)
                     )
                 )
-            except psycopg.errors.ObjectInUse:
-                return False
+            except psycopg.errors.ObjectInUse as error:
+                return f"renaming: {error}"
             self.dbname = renamed
             cur.execute(sql.SQL("alter database {} reset all").format(sql.Identifier(self.dbname)))
         assert self.fresh is not None
@@ -211,6 +208,30 @@ class ReusableDatabase:
 
     def _janitor(self) -> DatabaseJanitor:
         return clone_janitor(self.template, self.dbname)
+
+
+def sessions(cur: psycopg.Cursor, dbname: str) -> list[int]:
+    """The process ids of the other sessions on database `dbname`."""
+    cur.execute(
+        "select pid from pg_stat_activity where datname = %s and pid <> pg_backend_pid()",
+        (dbname,),
+    )
+    return [pid for (pid,) in cur.fetchall()]
+
+
+def end_sessions(cur: psycopg.Cursor, dbname: str, pids: list[int], wait_ms: int) -> bool:
+    """Terminate these sessions on `dbname`, waiting up to `wait_ms` for each; whether they
+    all ended. One that ended by itself after it was listed has ended too, though
+    pg_terminate_backend says false for it (no such process)."""
+    cur.execute(
+        "select pg_terminate_backend(pid, %s) from unnest(%s::int[]) as pid", (wait_ms, pids)
+    )
+    cur.execute(
+        "select not exists (select from pg_stat_activity where datname = %s and pid = any(%s))",
+        (dbname, pids),
+    )
+    row = cur.fetchone()
+    return bool(row and row[0])
 
 
 def clone_janitor(template: NoopExecutor, dbname: str) -> DatabaseJanitor:
@@ -265,12 +286,12 @@ def capture(conn: psycopg.Connection) -> Fresh:
     return Fresh(_fingerprint(conn), tables, rows, sequences, counts, _sizes(conn))
 
 
-def reset(conn: psycopg.Connection, fresh: Fresh) -> bool:
-    """Put a database back to `fresh`, or return False when that is not possible
-    (the caller then drops it). `conn`: a superuser connection in autocommit, the only
+def reset(conn: psycopg.Connection, fresh: Fresh) -> str | None:
+    """Put a database back to `fresh`, or say why that is not possible (the caller then
+    drops it). `conn`: a superuser connection in autocommit, the only
     session on the database."""
     if _fingerprint(conn) != fresh.fingerprint:
-        return False
+        return "the catalogs changed"
     # DELETE and VACUUM rather than TRUNCATE: truncating builds every index of the
     # table again, and each build syncs its new file to disk.
     used = {t for (t,) in conn.execute(USED_TABLES).fetchall()}
@@ -295,8 +316,10 @@ def reset(conn: psycopg.Connection, fresh: Fresh) -> bool:
     for _ in range(SIZE_TRIES):
         _planner_view(conn, fresh)
         if not _stop_autovacuum(conn) and _sizes(conn) == fresh.planner_sizes:
-            return state(conn) == (fresh.counts, fresh.sequences)
-    return False
+            if state(conn) != (fresh.counts, fresh.sequences):
+                return "rows or sequences differ after the reset"
+            return None
+    return f"autovacuum or the planner's sizes still moving after {SIZE_TRIES} tries"
 
 
 SIZE_TRIES = 3

@@ -11,7 +11,13 @@ import psycopg
 import pytest
 from codesift.indexer import index_repository
 
-from tests.reusable_database import ReusableDatabase, capture
+from tests.reusable_database import (
+    ReusableDatabase,
+    capture,
+    clone_janitor,
+    end_sessions,
+    sessions,
+)
 
 # the reset cleared the database's statistics: a vacuum or analyze counted since is one
 # that autovacuum ran after it
@@ -49,7 +55,7 @@ def test_a_reset_database_reads_as_a_fresh_clone(spare, make_repo):
         conn.execute("delete from codesift.code_references")  # filled and emptied again
         assert conn.execute("select count(*) from codesift.code_symbols").fetchone()[0] == 2
     spare.close()
-    assert (spare.resets, spare.drops) == (1, 0)
+    assert (spare.resets, spare.drops) == (1, 0), spare.refusals
     with spare.open() as conn:
         now = capture(conn)
         analyzed = conn.execute(
@@ -73,7 +79,7 @@ def test_sessions_left_open_are_ended_and_database_settings_cleared(spare):
     left_open = psycopg.connect(spare._connect().info.dsn, autocommit=True)
     left_open.execute("insert into codesift.tenants (name) values ('lingering')")
     spare.close()
-    assert (spare.resets, spare.drops) == (1, 0)
+    assert (spare.resets, spare.drops) == (1, 0), spare.refusals
     with pytest.raises(psycopg.OperationalError):
         left_open.execute("select 1")
     with spare.open() as conn:
@@ -90,11 +96,35 @@ def test_the_next_test_has_a_database_the_last_ones_processes_cannot_reach(spare
         if not reusable:
             conn.execute("create table public.left_behind (id int)")
     spare.close()
-    assert (spare.resets, spare.drops) == ((1, 0) if reusable else (0, 1))
+    assert (spare.resets, spare.drops) == ((1, 0) if reusable else (0, 1)), spare.refusals
     with spare.open() as conn:
         assert conn.info.dbname != psycopg.conninfo.conninfo_to_dict(last_dsn)["dbname"]
     with pytest.raises(psycopg.OperationalError, match="does not exist"):
         psycopg.connect(last_dsn)
+
+
+def test_a_session_that_ends_by_itself_after_it_was_listed_has_ended(spare):
+    """pg_terminate_backend says false for a process that is gone: a session that ended
+    between the listing and its termination (a closed client's backend exiting, an
+    autovacuum worker done) must not get the database dropped."""
+    spare.open().close()
+    leaving = spare._connect()
+    pid = leaving.info.backend_pid
+    with clone_janitor(spare.template, spare.dbname).cursor() as cur:
+        listed = sessions(cur, spare.dbname)
+        assert pid in listed
+        leaving.close()
+        _wait_gone(cur, pid)
+        assert end_sessions(cur, spare.dbname, listed, 1_000)
+
+
+def _wait_gone(cur, pid: int) -> None:
+    for _ in range(200):
+        cur.execute("select exists (select from pg_stat_activity where pid = %s)", (pid,))
+        if not cur.fetchone()[0]:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"backend {pid} did not exit")
 
 
 def test_a_session_that_outlives_its_termination_gets_the_database_dropped(spare):
