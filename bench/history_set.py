@@ -31,15 +31,29 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "plpython"))
+
 from codesift import git, history  # noqa: E402
+from codesift_db.pipeline import question as reading  # noqa: E402
 
 
-def qualifying(root: Path, head: str, count: int, stride: int, max_files: int, min_chars: int):
-    """(commit, question, gold) of the newest qualifying commits before `head`, newest first."""
+def qualifying(
+    root: Path,
+    head: str,
+    count: int,
+    stride: int,
+    max_files: int,
+    min_chars: int,
+    tracebacks: bool = False,
+):
+    """(commit, question, gold) of the newest qualifying commits before `head`, newest first;
+    `tracebacks`: only messages holding a traceback (a frame question.py reads)."""
     taken, seen = [], 0
     for c in history.commits_before(root, head, history.MAX_LIMIT):
         question = history.question_of(c.message)
         if len(question) < min_chars:
+            continue
+        if tracebacks and not reading.read(question).frames:
             continue
         gold = history.gold_of(root, c.sha)
         if not gold or len({g["path"] for g in gold}) > max_files:
@@ -82,13 +96,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stride", type=int, default=1, help="take every Nth qualifying commit")
     ap.add_argument("--max-files", type=int, default=3, help="code files changed, at most")
     ap.add_argument("--min-chars", type=int, default=40, help="message length, at least")
+    ap.add_argument(
+        "--tracebacks",
+        action="store_true",
+        help="only messages holding a traceback (a set of bug reports with one)",
+    )
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
     if not 1 <= args.count <= 1000 or args.stride < 1 or args.max_files < 1:
         ap.error("--count is 1 to 1000; --stride and --max-files at least 1")
     root = args.repo_path.resolve()
     head = git._git(root, "rev-parse", "--verify", f"{args.head}^{{commit}}").decode().strip()
-    found = qualifying(root, head, args.count, args.stride, args.max_files, args.min_chars)
+    found = qualifying(
+        root, head, args.count, args.stride, args.max_files, args.min_chars, args.tracebacks
+    )
     queries = [query_of(args.repository, root, *f) for f in found]
     args.out.write_text(
         json.dumps(

@@ -45,9 +45,9 @@ begin
 end
 $$;
 
--- pack_context_flat before `degraded` (why the answer is degraded) or before `outline` and
--- `outlined` (an outline item's why and names), its last columns: the same arguments with
--- another result cannot be replaced.
+-- pack_context_flat before `degraded` (why the answer is degraded), before `outline` and
+-- `outlined` (an outline item's why and names) or before `failing_frame`, its last columns:
+-- the same arguments with another result cannot be replaced.
 do $$
 declare
     fn constant text := 'codesift.pack_context_flat(text, text, integer, text, text, text[], '
@@ -58,7 +58,7 @@ begin
         select from pg_catalog.pg_proc as p
         where
             p.oid = to_regprocedure(fn)
-            and not 'outlined' = any(p.proargnames)
+            and not 'failing_frame' = any(p.proargnames)
     ) then
         execute 'drop function ' || fn;
     end if;
@@ -200,7 +200,7 @@ returns table (
     recency double precision, age_days double precision, path_prior double precision,
     file_kind text, file_support double precision, mention_rank integer, graph_hop integer,
     graph_path text[], graph_edges text[], stands_in_for_file text, called_by text,
-    degraded text, outline text, outlined jsonb
+    degraded text, outline text, outlined jsonb, failing_frame boolean
 )
 language plpython3u
 volatile

@@ -637,6 +637,45 @@ def test_a_traceback_frame_names_the_definition_in_its_file(db, dsn, make_repo):
     }
 
 
+def _failing_frames(db, question: str, repo: str) -> set:
+    """The paths hybrid_search marks as where the traceback failed."""
+    sql = "select path, why from hybrid_search(%s, repo => %s, k => 50)"
+    return {p for p, why in db.execute(sql, (question, repo)).fetchall() if why["failing_frame"]}
+
+
+def _trace(*frames: str) -> str:
+    """A bug report ending in a Python traceback of these frames, outermost first."""
+    lines = "".join(f'  File "{f}", line 2, in {f.rsplit("/", 1)[-1][:-3]}_fn\n' for f in frames)
+    return (
+        "Rotating the ledger keys crashes after the upgrade\n\n"
+        + "The nightly job stops with the traceback below on every host. " * 4
+        + f"\n\nTraceback (most recent call last):\n{lines}KeyError: 'vault'\n"
+    )
+
+
+def test_the_innermost_frame_in_the_repositorys_code_is_where_a_traceback_failed(
+    db, dsn, make_repo
+):
+    files = {
+        "src/ledger/cli.py": "def cli_fn(vault):\n    return vault\n",
+        "src/ledger/keys.py": "def keys_fn(vault):\n    return vault['rotate']\n",
+        "tests/test_ledger.py": "def test_ledger_fn():\n    assert True\n",
+    }
+    _index_as_acme(db, dsn, make_repo, files, "ledger")
+    site = "/usr/lib/python3/site-packages/ledger"
+    # the innermost frames are the standard library's: the repository's innermost is keys.py
+    stdlib = "/usr/lib/python3.11/json/decoder.py"
+    trace = _trace("/srv/tests/test_ledger.py", f"{site}/cli.py", f"{site}/keys.py", stdlib)
+    assert _failing_frames(db, trace, "ledger") == {"src/ledger/keys.py"}
+    # a test the traceback ran through last is not where it failed
+    helper = _trace(f"{site}/cli.py", "/srv/tests/test_ledger.py")
+    assert _failing_frames(db, helper, "ledger") == {"src/ledger/cli.py"}
+    # no traceback, no failing file; and the feature switches off
+    assert _failing_frames(db, "where are the ledger keys rotated", "ledger") == set()
+    db.execute("select set_config('codesift.retrieval_off', 'failing', false)")
+    assert _failing_frames(db, trace, "ledger") == set()
+
+
 NODE_TRACE = (
     "Mounting a router twice crashes the server\n\n"
     + "Every request after the second mount fails with the error below. " * 4

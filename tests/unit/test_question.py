@@ -614,6 +614,51 @@ def test_mentioned_files_are_a_leg_of_their_own():
     assert named["rrf"] == pytest.approx(1 / 61)
 
 
+def _file_rows(*paths):
+    return [{"repository_id": 1, "path": p} for p in paths]
+
+
+def test_a_traceback_failed_in_its_innermost_frame_in_the_repositorys_code():
+    files = _file_rows("pkg/manager.py", "pkg/argument.py", "tests/test_argument.py")
+    frames = [  # innermost first
+        ("/usr/lib/python3.10/re.py", "compile"),  # not the repository's
+        ("/venv/site-packages/pkg/argument.py", "transform"),
+        ("/venv/site-packages/pkg/manager.py", "parse"),
+    ]
+    assert mentions.failing_file(files, frames) == _file_rows("pkg/argument.py")
+    # a test the traceback ran through is not where it failed
+    in_test = [("tests/test_argument.py", "test_parse"), *frames[1:]]
+    assert mentions.failing_file(files, in_test) == _file_rows("pkg/argument.py")
+    assert mentions.failing_file(files, frames[:1]) == []
+    # a frame whose path fits two code files names neither: no file, not the next frame's
+    two = _file_rows("a/util.py", "b/util.py", "pkg/manager.py")
+    assert mentions.failing_file(two, [("util.py", "f"), frames[2]]) == []
+
+
+def test_the_file_a_traceback_failed_in_counts_as_a_light_leg_of_its_own():
+    legs = _legs(["caller.py", "failed.py"], ["caller.py", "failed.py"])
+    legs["mention"] = _file_rows("caller.py", "failed.py")
+    before = fusion.fuse(legs, 1.0, 1.0)
+    legs["failing"] = _file_rows("failed.py")
+    items = fusion.fuse(legs, 1.0, 1.0)
+    assert _order(before) == ["caller.py", "failed.py"]
+    assert _order(items) == ["failed.py", "caller.py"]  # a close call settled
+    failed = items[("f", 1, "failed.py")]
+    assert failed["failing_rank"] == 1
+    assert failed["rrf"] == pytest.approx(3 / 62 + fusion.FAILING_WEIGHT / 61)
+    # light: it does not outweigh a leg that found the other file and missed this one
+    legs["dense_file"] = legs["dense_file"][:1]
+    assert _order(fusion.fuse(legs, 1.0, 1.0)) == ["caller.py", "failed.py"]
+    # and no part of the file consensus: its definitions gain nothing from it
+    for failing in (_file_rows("failed.py"), []):
+        legs["failing"] = failing
+        items = fusion.fuse(legs, 1.0, 1.0)
+        for key, item in items.items():
+            item.update({"repository_id": 1, "path": key[2]})
+        fusion.file_consensus(items, 1.0, 1.0)
+        assert items[("f", 1, "failed.py")]["file_rrf"] == pytest.approx(2 / 62)
+
+
 def test_named_definitions_are_symbol_rows_of_the_mention_leg():
     legs = _legs(["a.py"], [])
     legs["mention_sym"] = [{"symbol_id": 7, "repository_id": 1, "path": "named.py"}]

@@ -9,7 +9,8 @@
 * convex: a weighted mean of each leg's scores normalised to [0, 1] within the leg and tier.
 
 A third leg, `mention`, holds the files and the definitions a long question names
-(pipeline/question.py, pipeline/mentions.py).
+(pipeline/question.py, pipeline/mentions.py). A fourth, `failing`, holds one file: the one
+a traceback failed in (mentions.failing_file), at FAILING_WEIGHT of the mention leg's weight.
 
 File consensus (`consensus`, after hydration gives every candidate its path): each leg's
 ranking of files (a file's best rank in the leg, either tier) is fused by RRF too, and a
@@ -25,7 +26,13 @@ RRF_K = 60
 SMALL_K = 10
 GUARD_TOP = 3
 GUARD_SLACK = 3
-LEGS = ("lexical", "dense", "mention")
+LEGS = ("lexical", "dense", "mention")  # each also ranks files for file_consensus
+# the innermost frame is at times not where the fix goes (vendored code, a helper that only
+# raised): a light weight, and no part in file consensus, settles close calls without
+# crowding the failing file's neighbours into the pack
+FAILING_WEIGHT = 0.25
+FUSED_LEGS = (*LEGS, "failing")
+NAMING_LEGS = ("mention", "failing")  # legs that name files, not search for them
 CONSENSUS_WEIGHT = 1.0
 
 
@@ -38,9 +45,10 @@ def guarded(ranks: dict, weights: dict, k: int = RRF_K) -> float:
     """RRF, at least what a top-GUARD_TOP rank of one leg, GUARD_SLACK places lower, would
     earn from every weighted leg."""
     score = rrf(ranks, weights, k)
-    total = sum(w for leg, w in weights.items() if leg != "mention")
+    total = sum(w for leg, w in weights.items() if leg not in NAMING_LEGS)
     for leg, rank in ranks.items():
-        if leg != "mention" and rank is not None and rank <= GUARD_TOP and weights.get(leg):
+        searched = leg not in NAMING_LEGS
+        if searched and rank is not None and rank <= GUARD_TOP and weights.get(leg):
             score = max(score, total / (k + rank + GUARD_SLACK))
     return score
 
@@ -72,6 +80,7 @@ def fuse(
                 "lexical_rank": None,
                 "dense_rank": None,
                 "mention_rank": None,
+                "failing_rank": None,
                 "lexical_score": None,
                 "dense_distance": None,
                 "norm": {},
@@ -94,16 +103,22 @@ def fuse(
         norms = _normalised(rows, field, lower) if method == "convex" else [0.0] * len(rows)
         for rank, (r, norm) in enumerate(zip(rows, norms, strict=True), 1):
             add(key_of(r), leg, rank, r[field], norm)
-    for name, key_of in (
-        ("mention", lambda r: ("f", r["repository_id"], r["path"])),
-        ("mention_sym", lambda r: ("s", r["symbol_id"])),
+    for name, leg, key_of in (
+        ("mention", "mention", lambda r: ("f", r["repository_id"], r["path"])),
+        ("mention_sym", "mention", lambda r: ("s", r["symbol_id"])),
+        ("failing", "failing", lambda r: ("f", r["repository_id"], r["path"])),
     ):
         mentions = legs.get(name) or []
         for rank, r in enumerate(mentions, 1):
-            add(key_of(r), "mention", rank, None, 1 - 0.5 * rank / len(mentions))
-    weights = {"lexical": lexical_weight, "dense": dense_weight, "mention": mention_weight}
+            add(key_of(r), leg, rank, None, 1 - 0.5 * rank / len(mentions))
+    weights = {
+        "lexical": lexical_weight,
+        "dense": dense_weight,
+        "mention": mention_weight,
+        "failing": FAILING_WEIGHT * mention_weight,
+    }
     for item in items.values():
-        ranks = {leg: item[f"{leg}_rank"] for leg in LEGS}
+        ranks = {leg: item[f"{leg}_rank"] for leg in FUSED_LEGS}
         if method == "convex":
             total = lexical_weight + dense_weight
             item["rrf"] = sum(weights[leg] * v for leg, v in item["norm"].items()) / total

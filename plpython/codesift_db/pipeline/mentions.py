@@ -137,6 +137,20 @@ def mentioned_symbols(
     ]
 
 
+def failing_file(files: list[dict], frames: Sequence[tuple[str, str]]) -> list[dict]:
+    """The file a traceback failed in: of the mentioned files, the code file (not a test)
+    the innermost frame that names one ran in; [] when no frame does."""
+    for path, _ in frames:
+        fits = [r for r in files if matches(path, r["path"])]
+        if fits:
+            code = [r for r in fits if file_kind(r["path"]) == "code"]
+            if len(code) == 1:
+                return code
+            if code:  # a frame whose path fits several files names none of them
+                return []
+    return []
+
+
 def mention_legs(plpy, req: "Request") -> dict:
     """The legs of what a question names: `mention` (files) and `mention_sym`
     (definitions: traceback frames' functions, then names), each when there is one."""
@@ -146,6 +160,8 @@ def mention_legs(plpy, req: "Request") -> dict:
             plpy, req.tenant, req.repo_ids, reading.mentions, by_suffix=req.on("frames")
         )
     frames = reading.frames if req.on("frames") else []
+    if frames and req.on("failing") and found.get("mention"):
+        found["failing"] = failing_file(found["mention"], frames)
     names = reading.names if req.on("named") else []
     if frames:  # a frame names its function in its file; by the name alone, also others'
         names = [n for n in names if n not in reading.frame_only]
