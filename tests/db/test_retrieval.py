@@ -638,9 +638,10 @@ def test_a_traceback_frame_names_the_definition_in_its_file(db, dsn, make_repo):
 
 
 def _failing_frames(db, question: str, repo: str) -> set:
-    """The paths hybrid_search marks as where the traceback failed."""
-    sql = "select path, why from hybrid_search(%s, repo => %s, k => 50)"
-    return {p for p, why in db.execute(sql, (question, repo)).fetchall() if why["failing_frame"]}
+    """(path, symbol) of the rows hybrid_search marks as where the traceback failed."""
+    sql = "select path, symbol, why from hybrid_search(%s, repo => %s, k => 50)"
+    rows = db.execute(sql, (question, repo)).fetchall()
+    return {(p, s) for p, s, why in rows if why["failing_frame"]}
 
 
 def _trace(*frames: str) -> str:
@@ -666,10 +667,16 @@ def test_the_innermost_frame_in_the_repositorys_code_is_where_a_traceback_failed
     # the innermost frames are the standard library's: the repository's innermost is keys.py
     stdlib = "/usr/lib/python3.11/json/decoder.py"
     trace = _trace("/srv/tests/test_ledger.py", f"{site}/cli.py", f"{site}/keys.py", stdlib)
-    assert _failing_frames(db, trace, "ledger") == {"src/ledger/keys.py"}
+    assert _failing_frames(db, trace, "ledger") == {
+        ("src/ledger/keys.py", None),
+        ("src/ledger/keys.py", "keys_fn"),  # the definition the frame ran in
+    }
     # a test the traceback ran through last is not where it failed
     helper = _trace(f"{site}/cli.py", "/srv/tests/test_ledger.py")
-    assert _failing_frames(db, helper, "ledger") == {"src/ledger/cli.py"}
+    assert _failing_frames(db, helper, "ledger") == {
+        ("src/ledger/cli.py", None),
+        ("src/ledger/cli.py", "cli_fn"),
+    }
     # no traceback, no failing file; and the feature switches off
     assert _failing_frames(db, "where are the ledger keys rotated", "ledger") == set()
     db.execute("select set_config('codesift.retrieval_off', 'failing', false)")

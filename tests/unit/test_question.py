@@ -635,6 +635,17 @@ def test_a_traceback_failed_in_its_innermost_frame_in_the_repositorys_code():
     assert mentions.failing_file(two, [("util.py", "f"), frames[2]]) == []
 
 
+def test_the_definition_a_traceback_failed_in_is_the_first_named_in_its_file():
+    symbols = [  # the mention leg's: the frames' definitions first, innermost first
+        {"symbol_id": 4, "repository_id": 1, "path": "pkg/manager.py"},
+        {"symbol_id": 7, "repository_id": 1, "path": "pkg/argument.py"},
+        {"symbol_id": 8, "repository_id": 1, "path": "pkg/argument.py"},
+    ]
+    assert mentions.failing_definition(symbols, _file_rows("pkg/argument.py")) == [symbols[1]]
+    assert mentions.failing_definition(symbols, _file_rows("pkg/other.py")) == []
+    assert mentions.failing_definition(symbols, []) == []
+
+
 def test_the_file_a_traceback_failed_in_counts_as_a_light_leg_of_its_own():
     legs = _legs(["caller.py", "failed.py"], ["caller.py", "failed.py"])
     legs["mention"] = _file_rows("caller.py", "failed.py")
@@ -646,6 +657,9 @@ def test_the_file_a_traceback_failed_in_counts_as_a_light_leg_of_its_own():
     failed = items[("f", 1, "failed.py")]
     assert failed["failing_rank"] == 1
     assert failed["rrf"] == pytest.approx(3 / 62 + fusion.FAILING_WEIGHT / 61)
+    legs["failing_sym"] = [{"symbol_id": 9, "repository_id": 1, "path": "failed.py"}]
+    assert fusion.fuse(legs, 1.0, 1.0)[("s", 9)]["failing_rank"] == 1
+    del legs["failing_sym"]
     # light: it does not outweigh a leg that found the other file and missed this one
     legs["dense_file"] = legs["dense_file"][:1]
     assert _order(fusion.fuse(legs, 1.0, 1.0)) == ["caller.py", "failed.py"]

@@ -17,8 +17,8 @@ FEATURES = (
     # a traceback's frames as (file, function): the definitions they ran in; an installed
     # package's path (site-packages/pkg/mod.py) finds its file in a src/ layout
     "frames",
-    # the file a traceback failed in (its innermost frame in the repository's code) counts
-    # as a leg of its own (pipeline/mentions.py failing_file)
+    # where a traceback failed (its innermost frame in the repository's code: the file and
+    # the definition) counts as a leg of its own (pipeline/mentions.py failing_file)
     "failing",
     "fusion",  # codesift.fusion's choice instead of RRF k = 60
     "kinds",  # the file-kind prior (docs, templates, configuration below code)

@@ -9,8 +9,9 @@
 * convex: a weighted mean of each leg's scores normalised to [0, 1] within the leg and tier.
 
 A third leg, `mention`, holds the files and the definitions a long question names
-(pipeline/question.py, pipeline/mentions.py). A fourth, `failing`, holds one file: the one
-a traceback failed in (mentions.failing_file), at FAILING_WEIGHT of the mention leg's weight.
+(pipeline/question.py, pipeline/mentions.py). A fourth, `failing`, holds the file a
+traceback failed in and the definition it failed in (mentions.failing_file,
+failing_definition), at FAILING_WEIGHT of the mention leg's weight.
 
 File consensus (`consensus`, after hydration gives every candidate its path): each leg's
 ranking of files (a file's best rank in the leg, either tier) is fused by RRF too, and a
@@ -107,6 +108,7 @@ def fuse(
         ("mention", "mention", lambda r: ("f", r["repository_id"], r["path"])),
         ("mention_sym", "mention", lambda r: ("s", r["symbol_id"])),
         ("failing", "failing", lambda r: ("f", r["repository_id"], r["path"])),
+        ("failing_sym", "failing", lambda r: ("s", r["symbol_id"])),
     ):
         mentions = legs.get(name) or []
         for rank, r in enumerate(mentions, 1):

@@ -7,7 +7,9 @@ pipeline/question.py short_reading):
   `Class.method`), matched to live symbols by name (sql/mentioned_symbols.sql), then by the
   qualified name when the mention is dotted;
 * the definitions a traceback's frames ran in, innermost first: the function of that name
-  in the frame's file, so a common name (`run`, `send`) still names one.
+  in the frame's file, so a common name (`run`, `send`) still names one;
+* where a traceback failed (`failing`, a light leg of its own in pipeline/fusion.py): its
+  innermost frame's file among the repository's code files, and the definition it ran in.
 
 A mention that fits more than AMBIGUOUS files or definitions is not one (`__init__`, `get`);
 of many files of one name, the code ones (not tests, docs or examples) may still be few. A
@@ -151,6 +153,13 @@ def failing_file(files: list[dict], frames: Sequence[tuple[str, str]]) -> list[d
     return []
 
 
+def failing_definition(symbols: list[dict], failing: list[dict]) -> list[dict]:
+    """The definition the traceback failed in: of the mention leg's symbol rows (the frames'
+    definitions come first, innermost first), the first in the failing file."""
+    where = {(r["repository_id"], r["path"]) for r in failing}
+    return [r for r in symbols if (r["repository_id"], r["path"]) in where][:1]
+
+
 def mention_legs(plpy, req: "Request") -> dict:
     """The legs of what a question names: `mention` (files) and `mention_sym`
     (definitions: traceback frames' functions, then names), each when there is one."""
@@ -167,4 +176,6 @@ def mention_legs(plpy, req: "Request") -> dict:
         names = [n for n in names if n not in reading.frame_only]
     if names or frames:
         found["mention_sym"] = mentioned_symbols(plpy, req.tenant, req.repo_ids, names, frames)
+    if found.get("failing") and found.get("mention_sym"):
+        found["failing_sym"] = failing_definition(found["mention_sym"], found["failing"])
     return found

@@ -15,7 +15,7 @@ from .timing import StageTimes
 
 def why(item: dict, degraded: list[dict]) -> dict:
     """Why a candidate was chosen: each leg's rank and score, RRF, recency, prior, graph,
-    whether it is the file a traceback failed in (`failing_frame`);
+    whether it is where a traceback failed (`failing_frame`: the file or the definition);
     why the whole answer is degraded (`degraded`, the same on every row of a call:
     degraded.py's reasons, [] when none); for an outline item, why it was packed and what
     it lists (`outline`; `outlined`: each entry's name, kind and lines; null on other
@@ -42,7 +42,7 @@ def why(item: dict, degraded: list[dict]) -> dict:
         # an outline item (pipeline/outlines.py): why it was packed, what it lists
         "outline": item.get("outline"),
         "outlined": item.get("outlined"),
-        # the file a traceback failed in (pipeline/mentions.py failing_file)
+        # where a traceback failed (pipeline/mentions.py failing_file, failing_definition)
         "failing_frame": item.get("failing_rank") is not None,
     }
 
