@@ -33,7 +33,7 @@ LEGS = ("lexical", "dense", "mention")  # each also ranks files for file_consens
 # crowding the failing file's neighbours into the pack
 FAILING_WEIGHT = 0.25
 FUSED_LEGS = (*LEGS, "failing")
-NAMING_LEGS = ("mention", "failing")  # legs that name files, not search for them
+NAMING_LEGS = ("mention", "failing")  # legs of what the question names, not of a search
 CONSENSUS_WEIGHT = 1.0
 
 
