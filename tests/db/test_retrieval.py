@@ -662,6 +662,11 @@ def test_the_innermost_frame_in_the_repositorys_code_is_where_a_traceback_failed
         "src/ledger/keys.py": "def keys_fn(vault):\n    return vault['rotate']\n",
         "tests/test_ledger.py": "def test_ledger_fn():\n    assert True\n",
     }
+    theirs = make_repo({"ledger/keys.py": "def keys_fn(vault):\n    return vault\n"}, name="t")
+    with psycopg.connect(dsn) as conn:  # another tenant's file fits the frame's path too
+        index_repository(
+            conn, theirs, name="ledger", tenant="globex", embed=False, show_progress=False
+        )
     _index_as_acme(db, dsn, make_repo, files, "ledger")
     site = "/usr/lib/python3/site-packages/ledger"
     # the innermost frames are the standard library's: the repository's innermost is keys.py
