@@ -364,6 +364,8 @@ class ExplainRow(BaseModel):
     kind: str | None
     lexical_rank: int | None
     dense_rank: int | None
+    named: int | None = Field(description="rank among the files and definitions the question names")
+    failing: bool = Field(description="where a traceback in the question failed")
     graph_hop: int | None
     score: float | None
     decision: str | None = Field(description="packed, pruned (and by what), over budget")
@@ -1052,15 +1054,17 @@ async def explain_search(
     ref: Ref = None,
 ) -> CallToolResult:
     """Why search_code chose what it chose: every candidate with its lexical and dense
-    ranks, graph hop, score and decision (packed, pruned as a near-duplicate, over
-    budget). Use it when search_code missed something you expected, to see whether it
+    ranks, its rank among what the question names (`named`; `!` marks where a traceback in
+    the question failed), graph hop, score and decision (packed, pruned as a near-duplicate,
+    over budget). Use it when search_code missed something you expected, to see whether it
     was not found or found and dropped."""
     ref = ctx.at(ref)
     repo, path_prefix = await _prefix(ctx, repo, path_prefix, ref)
     names, rows, notices = await ctx.query(
         "select candidate, repository, path, start_line, end_line, symbol, kind,"
-        " lexical_rank, dense_rank, graph_hop, round(score::numeric, 5)::float8 as score,"
-        " decision, packed, tokens"
+        " lexical_rank, dense_rank, (why->>'mention_rank')::int as named,"
+        " coalesce((why->>'failing_frame')::bool, false) as failing, graph_hop,"
+        " round(score::numeric, 5)::float8 as score, decision, packed, tokens"
         " from codesift.explain_context(%(q)s, repo => %(repo)s,"
         " token_budget => %(budget)s, path_prefix => %(prefix)s, language => %(lang)s,"
         " ref => %(ref)s) order by candidate limit %(n)s",
@@ -1075,12 +1079,13 @@ async def explain_search(
         },
     )
     found = [dict(zip(names, r, strict=True)) for r in rows]
-    lines = ["# candidate  citation  symbol  lex dense hop  score  decision"]
+    lines = ["# candidate  citation  symbol  lex dense named hop  score  decision"]
     for f in found:
         f["citation"] = citation(f["repository"], f["path"], f["start_line"], f["end_line"])
+        named = f"{f['named'] or '-'}{'!' if f['failing'] else ''}"
         lines.append(
             f"{f['candidate']:>3}  {f['citation']}  {f['symbol'] or '-'}"
-            f"  {f['lexical_rank'] or '-'} {f['dense_rank'] or '-'}"
+            f"  {f['lexical_rank'] or '-'} {f['dense_rank'] or '-'} {named}"
             f" {f['graph_hop'] if f['graph_hop'] is not None else '-'}"
             f"  {f['score']}  {f['decision']}"
         )

@@ -171,6 +171,32 @@ def test_related_files_names_each_edge_by_its_kind(shop):
             assert r["relation"] in ("tests", "tested by")
 
 
+def test_explain_search_says_what_the_question_names_and_where_its_traceback_failed(shop):
+    """A bug report's traceback ran through cart.py into pricing.py: explain_search ranks both
+    as named, and marks pricing.py and apply_discount, its innermost frame, with `!`."""
+    report = (
+        "The cart total is wrong when a discount applies\n\n"
+        + "Adding three items and asking for the total fails on every cart we build. " * 4
+        + "\n\nTraceback (most recent call last):\n"
+        '  File "/app/tests/test_cart.py", line 7, in test_total_applies_discount\n'
+        '  File "/venv/site-packages/shop/cart.py", line 12, in total\n'
+        '  File "/venv/site-packages/shop/pricing.py", line 6, in apply_discount\n'
+        "TypeError: '>' not supported between instances of 'str' and 'int'\n"
+    )
+    (result,) = shop.calls([("explain_search", {"question": report, "repo": "shop"})])
+    rows = result.structured_content["rows"]
+    failing = {(r["path"], r["symbol"]) for r in rows if r["failing"]}
+    assert failing == {("shop/pricing.py", None), ("shop/pricing.py", "apply_discount")}
+    assert all(r["named"] for r in rows if r["failing"])
+    assert any(r["named"] and r["path"] == "shop/cart.py" for r in rows)
+    lines = text_of(result).splitlines()
+    assert "# candidate  citation  symbol  lex dense named hop  score  decision" in lines
+    assert any(
+        "shop:shop/pricing.py" in line and "apply_discount" in line and "!" in line
+        for line in lines
+    ), lines
+
+
 # --- 9: schemas, server info and errors -------------------------------------------------------
 
 
