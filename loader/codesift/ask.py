@@ -76,16 +76,30 @@ def _candidates(
     with db.tenant_transaction(conn):
         return conn.execute(
             "select candidate, path, start_line, end_line, symbol, kind, lexical_rank,"
-            " dense_rank, graph_hop, round(score::numeric, 5), decision, tokens"
+            " dense_rank, nullif(concat(why->>'mention_rank',"
+            " case when (why->>'failing_frame')::bool then '!' end), ''),"
+            " graph_hop, round(score::numeric, 5), decision, tokens"
             " from codesift.explain_context(%s, repo => %s, token_budget => %s, ref => %s)",
             (question, repo, budget, ref),
         ).fetchall()
 
 
 def _explain_table(rows: list[tuple]) -> Table:
-    """One row per candidate; repository data as plain text, never markup."""
+    """One row per candidate; repository data as plain text, never markup. `named`: the
+    rank among what the question names, `!` where its traceback failed."""
     table = Table(
-        "#", "path", "lines", "symbol", "kind", "lex", "dense", "hop", "score", "decision", "tokens"
+        "#",
+        "path",
+        "lines",
+        "symbol",
+        "kind",
+        "lex",
+        "dense",
+        "named",
+        "hop",
+        "score",
+        "decision",
+        "tokens",
     )
     for r in rows:
         table.add_row(

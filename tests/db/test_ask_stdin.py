@@ -105,3 +105,14 @@ def test_an_engine_refusal_reads_as_its_own_words(dsn, indexed):
     too_big = _ask(dsn, "where?", "--tenant", "acme", "--budget", "200001")
     assert too_big.returncode == 2  # refused by the option, before any database call
     assert b"200000" in too_big.stderr and b"Traceback" not in too_big.stderr
+
+
+def test_explain_says_what_the_report_names_and_where_its_traceback_failed(dsn, indexed):
+    explain = _ask(dsn, "-", "--tenant", "acme", "--explain", text_in=REPORT.encode())
+    assert explain.returncode == 0, explain.stderr
+    lines = explain.stdout.decode().splitlines()
+    assert any("named" in line and "hop" in line for line in lines), lines
+    # the frame ran in fetch_with_retries in net/client.py: named first, and failed there
+    failed = [line for line in lines if "net/client.py" in line and "1!" in line]
+    assert any("fetch_with_retries" in line for line in failed), lines
+    assert not any("net/pool.py" in line and "!" in line for line in lines), lines
