@@ -35,11 +35,22 @@ MAX_FILES = 12
 TYPES = ["bigint[]", "text[]", "text[]", "bigint", "text[]"]
 # a file name's stem as files.stem_key holds it (sql/incremental/030-file-stem-key.sql)
 _LAST_EXTENSION = re.compile(r"\.[^./]*$")
+_PATH_MARK = re.compile(r"[./]")  # a folder or an extension: more than a bare name
 SYMBOL_TYPES = ["bigint[]", "text[]", "bigint"]
 
 
 def _clean(mention: str) -> str:
     return mention.replace("\\", "/").lstrip("./~").strip("/")
+
+
+def _is_bare_name(mention: str) -> bool:
+    """A module's name alone (`formatting`, a commit's scope): no folder, no extension."""
+    return not _PATH_MARK.search(_clean(mention))
+
+
+def _code_files(rows: list[dict]) -> list[dict]:
+    """The rows of code files: not tests, docs, examples or configuration."""
+    return [r for r in rows if file_kind(r["path"]) == "code"]
 
 
 def matches(mention: str, path: str, by_suffix: bool = True) -> bool:
@@ -87,8 +98,8 @@ def mentioned_files(
         fits = [r for r in rows if matches(mention, r["path"], by_suffix)]
         # a bare module name (`formatting`, a commit's scope) names code; so do many files of
         # one name when their code ones are few
-        if len(fits) > AMBIGUOUS or not re.search(r"[./]", _clean(mention)):
-            fits = [r for r in fits if file_kind(r["path"]) == "code"]
+        if len(fits) > AMBIGUOUS or _is_bare_name(mention):
+            fits = _code_files(fits)
         if 0 < len(fits) <= AMBIGUOUS:
             for r in fits:
                 found.setdefault((r["repository_id"], r["path"]), None)
@@ -145,7 +156,7 @@ def failing_file(files: list[dict], frames: Sequence[tuple[str, str]]) -> list[d
     for path, _ in frames:
         fits = [r for r in files if matches(path, r["path"])]
         if fits:
-            code = [r for r in fits if file_kind(r["path"]) == "code"]
+            code = _code_files(fits)
             if len(code) == 1:
                 return code
             if code:  # a frame whose path fits several files names none of them
