@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import db
-from .console import err, plain, stdout_console, strip_controls
+from .console import WHY_NAMED, err, named_mark, plain, stdout_console, strip_controls
 from .errors import CodesiftError
 from .tenants import use_tenant
 
@@ -76,9 +76,7 @@ def _candidates(
     with db.tenant_transaction(conn):
         return conn.execute(
             "select candidate, path, start_line, end_line, symbol, kind, lexical_rank,"
-            " dense_rank, nullif(concat(why->>'mention_rank',"
-            " case when (why->>'failing_frame')::bool then '!' end), ''),"
-            " graph_hop, round(score::numeric, 5), decision, tokens"
+            f" dense_rank, {WHY_NAMED}, graph_hop, round(score::numeric, 5), decision, tokens"
             " from codesift.explain_context(%s, repo => %s, token_budget => %s, ref => %s)",
             (question, repo, budget, ref),
         ).fetchall()
@@ -108,6 +106,8 @@ def _explain_table(rows: list[tuple]) -> Table:
             f"{r[2]}-{r[3]}",
             plain(r[4] or ""),
             plain(r[5]),
-            *(plain(x) if x is not None else "" for x in r[6:]),
+            *(plain(x) if x is not None else "" for x in r[6:8]),
+            named_mark(r[8], r[9]),
+            *(plain(x) if x is not None else "" for x in r[10:]),
         )
     return table

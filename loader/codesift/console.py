@@ -37,3 +37,16 @@ def plain(text: object, style: str = "") -> Text:
 def stdout_console() -> Console:
     """Tables on stdout; piped output gets a wide page instead of squeezed columns."""
     return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+# explain_context's `why`, as both explanations (ask --explain, MCP explain_search) read it
+WHY_NAMED = (
+    "(why->>'mention_rank')::int as named,"
+    " coalesce((why->>'failing_frame')::bool, false) as failing"
+)
+
+
+def named_mark(named: int | None, failing: bool) -> str:
+    """A candidate's rank among what the question names, `!` where its traceback failed;
+    '' when the question names neither it nor its file."""
+    return f"{named or ''}{'!' if failing else ''}"

@@ -43,7 +43,7 @@ from pydantic import (
 )
 
 from . import db, version
-from .console import visible
+from .console import WHY_NAMED, named_mark, visible
 from .errors import PLPY_PREFIX
 from .impact import context_text, impact_lines
 from .outline import outline_lines
@@ -1062,8 +1062,7 @@ async def explain_search(
     repo, path_prefix = await _prefix(ctx, repo, path_prefix, ref)
     names, rows, notices = await ctx.query(
         "select candidate, repository, path, start_line, end_line, symbol, kind,"
-        " lexical_rank, dense_rank, (why->>'mention_rank')::int as named,"
-        " coalesce((why->>'failing_frame')::bool, false) as failing, graph_hop,"
+        f" lexical_rank, dense_rank, {WHY_NAMED}, graph_hop,"
         " round(score::numeric, 5)::float8 as score, decision, packed, tokens"
         " from codesift.explain_context(%(q)s, repo => %(repo)s,"
         " token_budget => %(budget)s, path_prefix => %(prefix)s, language => %(lang)s,"
@@ -1082,7 +1081,7 @@ async def explain_search(
     lines = ["# candidate  citation  symbol  lex dense named hop  score  decision"]
     for f in found:
         f["citation"] = citation(f["repository"], f["path"], f["start_line"], f["end_line"])
-        named = f"{f['named'] or '-'}{'!' if f['failing'] else ''}"
+        named = named_mark(f["named"], f["failing"]) or "-"
         lines.append(
             f"{f['candidate']:>3}  {f['citation']}  {f['symbol'] or '-'}"
             f"  {f['lexical_rank'] or '-'} {f['dense_rank'] or '-'} {named}"
