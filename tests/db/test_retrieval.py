@@ -684,6 +684,14 @@ def test_the_innermost_frame_in_the_repositorys_code_is_where_a_traceback_failed
     }
     # no traceback, no failing file; and the feature switches off
     assert _failing_frames(db, "where are the ledger keys rotated", "ledger") == set()
+    # frames outside the repository name nothing, however they climb
+    hostile = _trace("../../../etc/shadow.py", "/etc/passwd.py", "C:\\Windows\\ntdll.py")
+    assert _failing_frames(db, hostile, "ledger") == set()
+    # a traceback of thousands of frames is read to a bound: it answers, marking one place
+    deep = _trace(*[f"{site}/cli.py"] * 2000, f"{site}/keys.py")
+    assert len(deep) < 200_000
+    marked = {p for p, _ in _failing_frames(db, deep, "ledger")}
+    assert len(marked) == 1 and marked <= {"src/ledger/cli.py", "src/ledger/keys.py"}
     db.execute("select set_config('codesift.retrieval_off', 'failing', false)")
     assert _failing_frames(db, trace, "ledger") == set()
 
