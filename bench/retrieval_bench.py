@@ -12,6 +12,13 @@ inserted directly with SQL (the extraction trigger is bypassed), then term/corpu
 are updated so BM25 sees them, secondary indexes (HNSW last) are rebuilt after the bulk load,
 and the tables are vacuumed and analysed. Sizes are cumulative within one run.
 
+Copies tie: every query term's postings repeat once per copy, so the BM25 legs read as deep
+as they may for every term. --distractors PACKAGES builds the base from real, distinct code
+instead: the repository's files at HEAD and the source distributions of those PyPI packages
+beside them, indexed as one repository (e.g. express with Django and SymPy: about 100k
+symbols, no copies at 100k). Use a --db of its own, since the base is kept by name; the
+documents are embedded by the engine CODESIFT_EMBED_ENGINE picks (onnx-int8 is the quicker).
+
 Measured at each size, side by side, with the express-10 questions (bench/queries/express.json),
 interleaved: each timed round runs every configuration on one question before the next
 question, so that this shared host's drift in speed (up to 1.5x within an hour) falls on all
@@ -45,6 +52,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,14 +134,16 @@ def build_base(args) -> None:
         subprocess.run(["git", "clone", "-q", args.mirror, str(args.repo)], check=True)
     benchdb.create(base)
     benchdb.migrate(base)
-    log(f"indexing {args.repo} with embeddings into {base} (once)")
     from codesift.indexer import index_repository
 
-    t0 = time.perf_counter()
-    with benchdb.connect(base) as conn:
-        s = index_repository(
-            conn, args.repo, name=args.name, tenant=args.tenant, show_progress=False
-        )
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = with_distractors(args, Path(tmp)) if args.distractors else args.repo
+        log(f"indexing {tree} with embeddings into {base} (once)")
+        t0 = time.perf_counter()
+        with benchdb.connect(base) as conn:
+            s = index_repository(
+                conn, tree, name=args.name, tenant=args.tenant, show_progress=False
+            )
     log(
         f"indexed {s.files} files, {s.new_symbols} symbols, embedded "
         f"{s.embedded.symbols}+{s.embedded.blobs} in {time.perf_counter() - t0:.0f} s"
@@ -343,6 +353,30 @@ def create_indexes(conn, sc: Scale, rows_hint: int) -> dict[str, float]:
         times[name] = time.perf_counter() - t0
     conn.execute("reset maintenance_work_mem")
     return times
+
+
+def with_distractors(args, work: Path) -> Path:
+    """A git repository in `work` holding args.repo's files at HEAD and, each in a folder of
+    its own beside them, the unpacked source distributions of args.distractors."""
+    from bm25_agreement_bench import download, unpack
+
+    tree = work / "corpus"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(args.repo), "archive", "HEAD"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "x", "-C", str(tree)], input=archive, check=True)
+    specs = [x.strip() for x in args.distractors.split(",") if x.strip()]
+    log(f"downloading {', '.join(specs)} from PyPI (sdists)")
+    download(specs, work / "archives", wheels=False)
+    for path in sorted((work / "archives").iterdir()):
+        unpack(path, tree)
+    env = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    env |= {"PATH": "/usr/bin:/bin", "HOME": str(work)}
+    for git_args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "corpus"]):
+        subprocess.run(["git", *git_args], cwd=tree, env=env, check=True)
+    return tree
 
 
 def grow(conn, sc: Scale, target: int) -> dict | None:
@@ -822,6 +856,8 @@ def report(results: dict, loads: dict, emb: dict, skipped: dict, args) -> None:
         f"\nretrieval_bench ({os.cpu_count()} cores, load average now {load};"
         f" up to {args.reps} rounds x {len(args.queries)} express-10 questions)"
     )
+    corpus = f"{args.name} with {args.distractors}" if args.distractors else f"{args.name} copies"
+    print(f"  corpus: {corpus}")
     line("target size", sizes, "{:,}")
     line("symbols reached", [results[s]["symbols"] for s in sizes], "{:,}")
     line("live files", [results[s]["files"] for s in sizes], "{:,}")
@@ -998,6 +1034,11 @@ def main() -> None:
         help="seconds per measured configuration and size; fewer rounds (>= 1) when slower",
     )
     ap.add_argument("--cold-runs", type=int, default=3, help="fresh connections for cold embed")
+    ap.add_argument(
+        "--distractors",
+        default="",
+        help="PyPI packages (pip specs, comma-separated) whose sdists join the base",
+    )
     ap.add_argument("--rebuild-base", action="store_true", help="re-index the base database")
     ap.add_argument("--keep", action="store_true", help="keep the work database")
     args = ap.parse_args()
