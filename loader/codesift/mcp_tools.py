@@ -95,6 +95,11 @@ class ToolContext:
         """(column names, rows, notices) of one statement run as the call's tenant."""
         return await self.backend.query(self.tenant(), sql, params)
 
+    async def records(self, sql: str, params: dict) -> tuple[list[dict], list]:
+        """(rows as dicts by column name, notices) of one statement, as query runs it."""
+        names, rows, notices = await self.query(sql, params)
+        return [dict(zip(names, r, strict=True)) for r in rows], notices
+
 
 def _bounded(text: str, budget: int) -> str:
     """Text cut at a line end to at most `budget` estimated tokens."""
@@ -131,6 +136,28 @@ def _fitted(
     )
     text = render(rows[:kept])
     return (text + "\n" + cut if text else cut), rows[:kept]
+
+
+def _listed(
+    render: Callable[[list[dict]], str],
+    found: list[dict],
+    budget: int,
+    what: str,
+    empty: str,
+    notices: list[str],
+    shown: Callable[[dict], dict] = lambda row: row,
+) -> CallToolResult:
+    """A listing tool's result: the leading rows that fit `budget` (_fitted), each row as
+    `shown` gives it, or the text `empty` when there is no row."""
+    if not found:
+        return _result(empty, [], notices)
+    text, rows = _fitted(render, found, budget, what)
+    return _result(text, [shown(row) for row in rows], notices)
+
+
+def _without_text(row: dict) -> dict:
+    """A row as the structured result lists it: its text is the result's text already."""
+    return {k: v for k, v in row.items() if k != "text"}
 
 
 def jsonable(value: Any) -> Any:
@@ -655,7 +682,7 @@ async def find_symbol(
     'class Name' when you know the identifier."""
     ref = ctx.at(ref)
     repo, path_prefix = await _prefix(ctx, repo, path_prefix, ref)
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select * from codesift.find_symbol(%(name)s, repo => %(repo)s, kind => %(kind)s,"
         " path_prefix => %(prefix)s, max_results => %(n)s, include_body => %(body)s,"
         " ref => %(ref)s)",
@@ -669,7 +696,6 @@ async def find_symbol(
             "body": include_body,
         },
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
     parts = []
     for f in found:
         head = f"# {f['citation']} ({f['symbol_kind']} {f['symbol']}, {f['match']} match)"
@@ -699,12 +725,11 @@ async def related_files(
     changing a file to see its callers and the tests that cover it, instead of grepping
     imports. `path` is a file as any tool cites it ('repo:path', 'repo:path:10-42') or a
     path relative to the repository root."""
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select * from codesift.related_files(%(path)s, repo => %(repo)s,"
         " depth => %(depth)s, max_results => %(n)s, ref => %(ref)s)",
         {"path": path, "repo": repo, "depth": depth, "n": max_results, "ref": ctx.at(ref)},
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
     lines = []
     for f in found:
         f["citation"] = citation(f["repository"], f["related_path"])
@@ -735,13 +760,12 @@ async def outline(
     where, then read only the lines you need. `path` is a file as any tool cites it
     ('repo:path', 'repo:path:10-42': the whole file's outline) or a path relative to the
     repository root."""
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select repository, file_path as path, ordinal, depth, kind, name, qualified_name,"
         " signature, doc, start_line, end_line, name_line, citation"
         " from codesift.file_outline(%(path)s, repo => %(repo)s, ref => %(ref)s)",
         {"path": path, "repo": repo, "ref": ctx.at(ref)},
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
 
     def render(part: list[dict]) -> str:
         return "\n".join(
@@ -754,10 +778,8 @@ async def outline(
             )
         )
 
-    if not found:
-        return _result("no symbol is extracted from this file", [], notices)
-    text, shown_rows = _fitted(render, found, token_budget, "symbols")
-    return _result(text, shown_rows, notices)
+    empty = "no symbol is extracted from this file"
+    return _listed(render, found, token_budget, "symbols", empty, notices)
 
 
 async def repo_map(
@@ -774,13 +796,12 @@ async def repo_map(
     folders and opening files; narrow with repo or path_prefix."""
     ref = ctx.at(ref)
     repo, path_prefix = await _prefix(ctx, repo, path_prefix, ref)
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select rank, repository, path, centrality, tokens, text from codesift.repo_map("
         "repo => %(repo)s, path_prefix => %(prefix)s, token_budget => %(budget)s,"
         " ref => %(ref)s)",
         {"repo": repo, "prefix": path_prefix, "budget": token_budget, "ref": ref},
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
     for f in found:
         f["citation"] = citation(f["repository"], f["path"])
 
@@ -788,11 +809,7 @@ async def repo_map(
         return "\n\n".join(visible(f["text"]) for f in part)
 
     text, shown_rows = _fitted(render, found, token_budget, "files")
-    return _result(
-        text or "no file to map",
-        [{k: v for k, v in f.items() if k != "text"} for f in shown_rows],
-        notices,
-    )
+    return _result(text or "no file to map", [_without_text(f) for f in shown_rows], notices)
 
 
 async def _definition_file(ctx: ToolContext, path: str | None) -> None:
@@ -827,13 +844,12 @@ async def find_references(
     for a name before you rename or change a function, class or constant."""
     ref = ctx.at(ref)
     await _definition_file(ctx, path)
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select repository, path, line, symbol, is_call, qualifier, resolution, definition,"
         " line_text, citation from codesift.find_references(%(name)s, repo => %(repo)s,"
         " ref => %(ref)s, path => %(path)s, max_rows => %(n)s)",
         {"name": name, "repo": repo, "ref": ref, "path": path, "n": max_rows},
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
 
     def render(part: list[dict]) -> str:
         return "\n".join(
@@ -842,10 +858,7 @@ async def find_references(
             )
         )
 
-    if not found:
-        return _result("no use found", [], notices)
-    text, shown_rows = _fitted(render, found, token_budget, "uses")
-    return _result(text, shown_rows, notices)
+    return _listed(render, found, token_budget, "uses", "no use found", notices)
 
 
 async def callers(
@@ -863,23 +876,19 @@ async def callers(
     what depends on it."""
     ref = ctx.at(ref)
     await _definition_file(ctx, path)
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select repository, path, caller, caller_kind, start_line, end_line, lines,"
         " resolution, definition, citation from codesift.callers(%(symbol)s,"
         " repo => %(repo)s, ref => %(ref)s, path => %(path)s, max_rows => %(n)s)",
         {"symbol": symbol, "repo": repo, "ref": ref, "path": path, "n": max_rows},
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
 
     def render(part: list[dict]) -> str:
         return "\n".join(
             caller_lines([(f["citation"], f["caller"], f["lines"], f["resolution"]) for f in part])
         )
 
-    if not found:
-        return _result("no caller found", [], notices)
-    text, shown_rows = _fitted(render, found, token_budget, "callers")
-    return _result(text, shown_rows, notices)
+    return _listed(render, found, token_budget, "callers", "no caller found", notices)
 
 
 async def callees(
@@ -898,13 +907,12 @@ async def callees(
     file it calls into."""
     ref = ctx.at(ref)
     await _definition_file(ctx, path)
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select repository, path, symbol, callee, qualifier, lines, resolution, definition,"
         " definition_symbol, candidates, module from codesift.callees(%(symbol)s,"
         " repo => %(repo)s, ref => %(ref)s, path => %(path)s, max_rows => %(n)s)",
         {"symbol": symbol, "repo": repo, "ref": ref, "path": path, "n": max_rows},
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
     for f in found:
         lines = f["lines"] or [None]
         f["citation"] = citation(f["repository"], f["path"], min(lines), max(lines))
@@ -921,10 +929,7 @@ async def callees(
             )
         )
 
-    if not found:
-        return _result("no call found", [], notices)
-    text, shown_rows = _fitted(render, found, token_budget, "calls")
-    return _result(text, shown_rows, notices)
+    return _listed(render, found, token_budget, "calls", "no call found", notices)
 
 
 async def impact(
@@ -954,13 +959,12 @@ async def impact(
     git history, and the tests that reach it; one line per row with its citation, how it
     is reached (relation, hops, via what) and [test]. Use it before changing a definition
     or a file, to know what to re-check and which tests to run."""
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select rank, repository, path, symbol, kind, start_line, end_line, relation, hops,"
         " via, chain, is_test, score, citation from codesift.impact(%(target)s,"
         " repo => %(repo)s, ref => %(ref)s, depth => %(depth)s, max_rows => %(n)s)",
         {"target": target, "repo": repo, "ref": ctx.at(ref), "depth": depth, "n": max_rows},
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
 
     def render(part: list[dict]) -> str:
         return "\n".join(
@@ -973,10 +977,7 @@ async def impact(
             )
         )
 
-    if not found:
-        return _result("nothing depends on it", [], notices)
-    text, shown_rows = _fitted(render, found, token_budget, "rows")
-    return _result(text, shown_rows, notices)
+    return _listed(render, found, token_budget, "rows", "nothing depends on it", notices)
 
 
 async def diff_context(
@@ -1016,7 +1017,7 @@ async def diff_context(
     and why it is there. The change is base_ref..head_ref (two indexed refs) or `diff`, a
     unified diff applied to `ref`. Use it to review a change or to find what a failing
     change broke, instead of reading the diff and grepping for callers."""
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select rank, role, repository, ref, path, symbol, start_line, end_line, reason,"
         " tokens, citation, text from codesift.diff_context(repo => %(repo)s,"
         " base_ref => %(base)s, head_ref => %(head)s, token_budget => %(budget)s,"
@@ -1030,15 +1031,12 @@ async def diff_context(
             "ref": ref,
         },
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
 
     def render(part: list[dict]) -> str:
         return visible(context_text([(f["role"], f["reason"], f["text"]) for f in part]))
 
-    if not found:
-        return _result("the change touches no indexed file", [], notices)
-    text, shown_rows = _fitted(render, found, token_budget, "items")
-    return _result(text, [{k: v for k, v in f.items() if k != "text"} for f in shown_rows], notices)
+    empty = "the change touches no indexed file"
+    return _listed(render, found, token_budget, "items", empty, notices, _without_text)
 
 
 async def explain_search(
@@ -1060,7 +1058,7 @@ async def explain_search(
     was not found or found and dropped."""
     ref = ctx.at(ref)
     repo, path_prefix = await _prefix(ctx, repo, path_prefix, ref)
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select candidate, repository, path, start_line, end_line, symbol, kind,"
         f" lexical_rank, dense_rank, {WHY_NAMED}, graph_hop,"
         " round(score::numeric, 5)::float8 as score, decision, packed, tokens"
@@ -1077,7 +1075,6 @@ async def explain_search(
             "n": max_candidates,
         },
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
     lines = ["# candidate  citation  symbol  lex dense named hop  score  decision"]
     for f in found:
         f["citation"] = citation(f["repository"], f["path"], f["start_line"], f["end_line"])
@@ -1093,10 +1090,9 @@ async def explain_search(
 
 async def repository_status(ctx: ToolContext, repo: str | None) -> tuple[list[dict], list[str]]:
     """The rows of codesift.repository_status (list_repositories and the resources)."""
-    names, rows, notices = await ctx.query(
+    found, notices = await ctx.records(
         "select * from codesift.repository_status(%(repo)s)", {"repo": repo}
     )
-    found = [dict(zip(names, r, strict=True)) for r in rows]
     if ctx.settings.http:
         # checkout_path is the checkout's absolute path on the machine that indexed it: the
         # stdio server's own user may see it, not every holder of a token

@@ -568,17 +568,20 @@ def _line_texts(plpy, tenant: int, uses: Sequence[Use]) -> dict[tuple[str, int],
 # --- find_references --------------------------------------------------------------------
 
 
-def find_references(plpy, name, repo, ref, path, max_rows) -> list[dict]:
-    _check_text(plpy, "name", name, MAX_NAME_CHARS, required=True)
+def _check_arguments(plpy, what, value, limit, repo, ref, path, max_rows) -> None:
+    """The bounds every lookup checks: `what` (the definition asked for) up to `limit`
+    characters, repo, ref, path and max_rows."""
+    _check_text(plpy, what, value, limit, required=True)
     _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
     _check_text(plpy, "ref", ref, MAX_NAME_CHARS)
     _check_text(plpy, "path", path, MAX_PATH_CHARS)
     _check_rows(plpy, max_rows)
-    tenant, repos, target = _scope(plpy, repo, ref, name.strip(), "uses", path)
-    if not target.name:
-        return []
-    ids = [r["id"] for r in repos]
-    uses = _read_uses(plpy, tenant, target.name, ids, calls=False)
+
+
+def _resolved_uses(plpy, tenant, ids, target, calls: bool) -> list[tuple]:
+    """(use, (resolution, definition)) of each use (each call, with `calls`) of the
+    target's name in repositories `ids` that means one of its definitions."""
+    uses = _read_uses(plpy, tenant, target.name, ids, calls=calls)
     resolver = Resolver()
     _fill(plpy, tenant, resolver, uses)
     found = []
@@ -587,6 +590,15 @@ def find_references(plpy, name, repo, ref, path, max_rows) -> list[dict]:
         if verdict is not None:
             found.append((use, verdict))
     _resolve_typed(plpy, tenant, ids, resolver, target.definitions, found)
+    return found
+
+
+def find_references(plpy, name, repo, ref, path, max_rows) -> list[dict]:
+    _check_arguments(plpy, "name", name, MAX_NAME_CHARS, repo, ref, path, max_rows)
+    tenant, repos, target = _scope(plpy, repo, ref, name.strip(), "uses", path)
+    if not target.name:
+        return []
+    found = _resolved_uses(plpy, tenant, [r["id"] for r in repos], target, calls=False)
     _add_fixture_uses(plpy, tenant, target.definitions, found)
     found.sort(key=lambda f: (f[1][0] != RESOLVED, f[0].repository, f[0].path, f[0].line))
     if len(found) > max_rows:
@@ -614,24 +626,12 @@ def find_references(plpy, name, repo, ref, path, max_rows) -> list[dict]:
 
 
 def callers(plpy, symbol, repo, ref, path, max_rows) -> list[dict]:
-    _check_text(plpy, "symbol", symbol, MAX_NAME_CHARS + MAX_PATH_CHARS, required=True)
-    _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
-    _check_text(plpy, "ref", ref, MAX_NAME_CHARS)
-    _check_text(plpy, "path", path, MAX_PATH_CHARS)
-    _check_rows(plpy, max_rows)
+    limit = MAX_NAME_CHARS + MAX_PATH_CHARS
+    _check_arguments(plpy, "symbol", symbol, limit, repo, ref, path, max_rows)
     tenant, repos, target = _scope(plpy, repo, ref, symbol.strip(), "callers", path)
     if not target.name:
         return []
-    ids = [r["id"] for r in repos]
-    uses = _read_uses(plpy, tenant, target.name, ids, calls=True)
-    resolver = Resolver()
-    _fill(plpy, tenant, resolver, uses)
-    found = []
-    for use in uses:
-        verdict = resolver.resolve(use, target.definitions)
-        if verdict is not None:
-            found.append((use, verdict))
-    _resolve_typed(plpy, tenant, ids, resolver, target.definitions, found)
+    found = _resolved_uses(plpy, tenant, [r["id"] for r in repos], target, calls=True)
     groups: dict[tuple, dict] = {}
     for use, (resolution, d) in found:
         key = (use.repository_id, use.path, use.blob_sha, use.symbol, resolution, id(d))
@@ -707,11 +707,8 @@ def _span_of(spans, sha: str, symbol: str | None, lines: list[int]) -> dict | No
 
 
 def callees(plpy, symbol, repo, ref, path, max_rows) -> list[dict]:
-    _check_text(plpy, "symbol", symbol, MAX_NAME_CHARS + MAX_PATH_CHARS, required=True)
-    _check_text(plpy, "repo", repo, MAX_NAME_CHARS)
-    _check_text(plpy, "ref", ref, MAX_NAME_CHARS)
-    _check_text(plpy, "path", path, MAX_PATH_CHARS)
-    _check_rows(plpy, max_rows)
+    limit = MAX_NAME_CHARS + MAX_PATH_CHARS
+    _check_arguments(plpy, "symbol", symbol, limit, repo, ref, path, max_rows)
     tenant, repos, target = _scope(plpy, repo, ref, symbol.strip(), "callees", path)
     if not target.definitions:
         return []
