@@ -49,7 +49,7 @@ from .diff_hunks import MAX_DIFF_CHARS, FileDiff, parse_unified_diff
 from .diff_listing import pack_with_listing
 from .errcodes import NULL_VALUE_NOT_ALLOWED
 from .impact import IMPACT_SECONDS, walk
-from .pipeline.params import MAX_BUDGET, check_text, fail
+from .pipeline.params import check_budget, check_text, fail
 from .pipeline.scope import resolve_scope
 from .references import MAX_NAME_CHARS, merge_parts
 from .tokens import estimate_tokens
@@ -180,22 +180,6 @@ class Scope:
 
 
 # --- arguments --------------------------------------------------------------------------
-
-
-def _check_budget(plpy, token_budget) -> None:
-    if token_budget is None:
-        fail(
-            plpy,
-            "token_budget must not be null",
-            hint="omit it to use its default (4000)",
-            sqlstate=NULL_VALUE_NOT_ALLOWED,
-        )
-    if not 1 <= token_budget <= MAX_BUDGET:
-        fail(
-            plpy,
-            f"token_budget must be between 1 and {MAX_BUDGET:,} (got {token_budget})",
-            hint="omit it to use its default (4000)",
-        )
 
 
 def _one_repository(plpy, repo, ref: str, label: str) -> tuple[int, dict]:
@@ -514,7 +498,7 @@ def _diff_scope(plpy, repo, base_ref, head_ref, diff, ref) -> tuple[Scope, list[
 
 
 def diff_context(plpy, repo, base_ref, head_ref, token_budget, diff, ref) -> list[dict]:
-    _check_budget(plpy, token_budget)
+    check_budget(plpy, token_budget, default=4000)
     if diff is not None:
         scope, diffs = _diff_scope(plpy, repo, base_ref, head_ref, diff, ref)
         changes = diff_changes(plpy, scope, diffs)

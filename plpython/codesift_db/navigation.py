@@ -44,7 +44,7 @@ from .citations import Reading, nearest_paths, readings, unsafe_path
 from .errcodes import NULL_VALUE_NOT_ALLOWED, UNDEFINED_OBJECT
 from .file_kinds import file_kind
 from .packing import longest_prefix
-from .pipeline.params import MAX_BUDGET, fail
+from .pipeline.params import check_budget, fail
 from .pipeline.scope import resolve_scope
 from .tokens import estimate_tokens
 
@@ -434,19 +434,7 @@ def repo_map(plpy, repo, path_prefix, token_budget, ref=None) -> list[dict]:
         if path_prefix.startswith("./"):
             path_prefix = path_prefix[2:]
         path_prefix = path_prefix or None
-    if token_budget is None:
-        fail(
-            plpy,
-            "token_budget must not be null",
-            hint="omit it to use its default",
-            sqlstate=NULL_VALUE_NOT_ALLOWED,
-        )
-    if not 1 <= token_budget <= MAX_BUDGET:
-        fail(
-            plpy,
-            f"token_budget must be between 1 and {MAX_BUDGET:,} (got {token_budget})",
-            hint="omit it to use its default (2000)",
-        )
+    check_budget(plpy, token_budget, default=2000)
     tenant, repos = resolve_scope(plpy, repo, ref)
     ids = [r["id"] for r in repos]
     names = {r["id"]: r["name"] for r in repos}

@@ -55,6 +55,19 @@ def fail(
     raise AssertionError("plpy.error returned")  # it raises: for the type checker
 
 
+def check_budget(plpy, token_budget, default: int) -> None:
+    """A lookup's token_budget: given, and from 1 to MAX_BUDGET; the hints name `default`."""
+    hint = f"omit it to use its default ({default})"
+    if token_budget is None:
+        fail(plpy, "token_budget must not be null", hint=hint, sqlstate=NULL_VALUE_NOT_ALLOWED)
+    if not 1 <= token_budget <= MAX_BUDGET:
+        fail(
+            plpy,
+            f"token_budget must be between 1 and {MAX_BUDGET:,} (got {token_budget})",
+            hint=hint,
+        )
+
+
 def validate(plpy, p: Params, packs: bool) -> None:
     """Bad arguments raise with an errcode and a message that says what to do; the packing
     knobs are checked when the call packs."""

@@ -9,6 +9,7 @@ tree (_sections) is shared with reStructuredText (rst.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ... import budget
 from .core import _collapse, _emit, _Out, _Source
@@ -71,21 +72,29 @@ def _setext_title(lines: list[str], row: int, after_heading: bool) -> str | None
     return title
 
 
-def _markdown_symbols(src: _Source, out: _Out) -> None:
-    headings: list[tuple[int, int, str, int]] = []  # (first row, level, title, title row)
-    fence = None
-    limits = out.limits
-    text, lines = src.text, src.lines
-    skip = _front_matter_end(lines)
-    heading_ends: set[int] = set()  # rows that end a heading (its line or underline)
+def matched_rows(
+    pattern: re.Pattern, text: str, lines: list[str], limits: budget.Budget
+) -> Iterator[tuple[int, re.Match]]:
+    """(row, match) of each match of the line pattern in text, row its line's index in
+    lines, in order; the scan ends at the last line or when the time limit is up."""
     row, at = 0, 0  # the row of offset `at`
-    for i, m in enumerate(_MARKDOWN_LINE.finditer(text)):
+    for i, m in enumerate(pattern.finditer(text)):
         if not i & budget.CHECK_EVERY and limits.expired():
-            break
+            return
         row += text.count("\n", at, m.start())
         at = m.start()
         if row >= len(lines):
-            break
+            return
+        yield row, m
+
+
+def _markdown_symbols(src: _Source, out: _Out) -> None:
+    headings: list[tuple[int, int, str, int]] = []  # (first row, level, title, title row)
+    fence = None
+    text, lines = src.text, src.lines
+    skip = _front_matter_end(lines)
+    heading_ends: set[int] = set()  # rows that end a heading (its line or underline)
+    for row, m in matched_rows(_MARKDOWN_LINE, text, lines, out.limits):
         if row <= skip:
             continue
         line = lines[row]

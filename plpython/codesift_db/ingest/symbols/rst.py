@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 
-from ... import budget
 from .core import _Out, _Source
-from .markdown import _sections
+from .markdown import _sections, matched_rows
 
 # An adornment line: one 7-bit punctuation character repeated, trailing blanks allowed.
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1*+[ \t]*+$", re.M)
@@ -45,7 +44,6 @@ def _title_text(line: str) -> str | None:
 
 def _rst_symbols(src: _Source, out: _Out) -> None:
     lines, text = src.lines, src.text
-    limits = out.limits
     headings: list[tuple[int, int, str, int]] = []  # (first row, level, title, title row)
     styles: dict[tuple[str, bool], int] = {}  # (character, overlined) -> level
     done = -1  # the last row of the last title found
@@ -53,14 +51,7 @@ def _rst_symbols(src: _Source, out: _Out) -> None:
     def after_break(r: int) -> bool:  # row r is blank, before the file, or ends a title
         return r < 0 or r == done or not lines[r].strip()
 
-    row, at = 0, 0  # the row of offset `at`
-    for i, m in enumerate(_ADORNMENT.finditer(text)):
-        if not i & budget.CHECK_EVERY and limits.expired():
-            break
-        row += text.count("\n", at, m.start())
-        at = m.start()
-        if row >= len(lines):
-            break
+    for row, m in matched_rows(_ADORNMENT, text, lines, out.limits):
         if row <= done:
             continue
         char = m.group(1)
