@@ -23,8 +23,9 @@ DOC_PATH = re.compile(
     r"|(^|/)(licen[cs]e|copying|notice|authors|contributors)(-[^/.]*)?$",
     re.I,
 )
-# programs that show how to use the code, not the code itself
-EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
+# programs that show how to use the code, not the code itself (a JavaScript monorepo's
+# playground/ holds the apps its end-to-end tests drive)
+EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|playgrounds?)/", re.I)
 TEMPLATE_PATH = re.compile(r"(^|/)\.github/|(^|/)[^/]*_TEMPLATE\b", re.I)
 # ...rc without an extension is the Unix name for a settings file (pylintrc, npmrc)
 CONFIG_PATH = re.compile(

@@ -720,6 +720,8 @@ def test_feature_settings():
         ("CHANGELOG.md", "changelog"),
         ("examples/content-negotiation/index.js", "example"),
         ("src/Samples/Demo.cs", "example"),
+        ("playground/assets/index.html", "example"),  # a monorepo's demo apps
+        ("packages/sfc-playground/src/App.vue", "code"),
         ("doc/en/example/conftest.py", "doc"),
         ("tests/examples/test_app.py", "test"),
         ("sphinx/locale/de/LC_MESSAGES/sphinx.po", "translation"),
