@@ -978,3 +978,35 @@ def test_a_large_files_functions_stand_in_before_its_classes(db, dsn, make_repo)
     chosen = {s: k for s, k, why in db.execute(sql).fetchall() if why["stands_in_for_file"]}
     assert len(chosen) == 2 and "class" not in chosen.values()
     assert "retry_backoff" in chosen
+
+
+def _first_file(db, question: str, repo: str) -> tuple[str, float]:
+    """The best-ranked file of hybrid_search, and its path prior."""
+    sql = "select path, why from hybrid_search(%s, repo => %s, k => 20)"
+    rows = db.execute(sql, (question, repo)).fetchall()
+    return rows[0][0], rows[0][1]["path_prior"]
+
+
+def test_the_folder_a_commit_header_names_weighs_its_code_more(db, dsn, make_repo):
+    render = "export function renderList(items, separator) {{\n  return items.join({sep})\n}}\n"
+    files = {
+        # alpha's words fit the message best: it ranks first on words alone
+        "packages/alpha/src/list.ts": render.format(sep="separator") * 3,
+        "packages/beta/src/list.ts": render.format(sep="','"),
+        "packages/beta/__tests__/list.spec.ts": render.format(sep="separator") * 3,
+    }
+    _index_as_acme(db, dsn, make_repo, files, "ui")
+    message = "fix(beta): renderList drops the separator"
+    assert _first_file(db, message, "ui") == ("packages/beta/src/list.ts", 1.5)
+    # without a header, or with the stage off, the words decide
+    assert _first_file(db, "renderList drops the separator", "ui")[0] == (
+        "packages/alpha/src/list.ts"
+    )
+    db.execute("select set_config('codesift.retrieval_off', 'scope', false)")
+    assert _first_file(db, message, "ui") == ("packages/alpha/src/list.ts", 1.0)
+    db.execute("reset codesift.retrieval_off")
+    # a header naming a folder no file is under, or climbing out, changes nothing
+    for header in ("fix(gamma)", "fix(../beta)", "fix(" + "zeta," * 500 + ")"):
+        assert _first_file(db, f"{header}: renderList drops the separator", "ui")[0] == (
+            "packages/alpha/src/list.ts"
+        ), header

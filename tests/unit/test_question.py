@@ -6,7 +6,7 @@ import time
 
 import pytest
 from codesift_db import file_kinds
-from codesift_db.pipeline import features, fusion, mentions, question, recency
+from codesift_db.pipeline import features, fusion, mentions, question, recency, subject_scope
 
 REPORT = """Session.resolve_redirects copies the original request for every redirect
 
@@ -822,3 +822,49 @@ def test_file_support_counts_a_class_and_its_method_once():
         ("s", 2): _hit("a.py", 0.02, 1, 40),  # its class
     }
     assert recency.file_support(items)[("s", 1)] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("fix(runtime-core): restore SSR setup state", ("runtime-core",)),
+        ("feat(compiler-sfc, shared)!: hoist static props", ("compiler-sfc", "shared")),
+        ("net/http, mime: sniff the content type", ("net/http", "mime")),
+        ("ignore,globset: increase pool capacity", ("ignore", "globset")),
+        ('Revert "fix(router): keep the trailing slash"', ("router",)),
+        ("binding: accept empty form values\n\nmore text", ("binding",)),
+        ("TypeError: 'NoneType' object is not iterable", ()),  # an error, not a folder
+        ("note: this is a label", ()),
+        ("where are redirects followed?", ()),
+        ("fix: no scope at all", ()),
+        ("fix(../../etc): climb", ()),  # a scope is matched against paths, never opened
+    ],
+)
+def test_a_commit_header_names_the_folders_it_is_about(text, named):
+    assert subject_scope.scopes(text) == named
+
+
+def test_a_header_names_a_bounded_number_of_folders():
+    many = "fix(" + ", ".join(f"p{i}" for i in range(40)) + "): everything"
+    assert len(subject_scope.scopes(many)) <= subject_scope.MAX_SCOPES
+    assert subject_scope.scopes("fix(" + "a" * 100_000 + "): long") == ()
+    assert subject_scope.scopes("x" * 1_000_000) == ()
+
+
+@pytest.mark.parametrize(
+    ("path", "named", "weighed"),
+    [
+        ("packages/runtime-core/src/component.ts", ("runtime-core",), True),
+        ("src/net/http/server.go", ("net/http",), True),
+        ("binding/form.go", ("binding",), True),
+        ("binding.go", ("binding",), False),  # a file of that name is not under the folder
+        ("packages/runtime-core-extra/src/a.ts", ("runtime-core",), False),
+        ("packages/runtime-core/__tests__/component.spec.ts", ("runtime-core",), False),
+        ("playground/hmr/main.ts", ("hmr",), False),  # an example, not the code
+        ("packages/vite/src/node/cli.ts", ("cli",), False),
+        ("packages/runtime-core/src/component.ts", (), False),
+    ],
+)
+def test_code_under_a_named_folder_weighs_more(path, named, weighed):
+    prior = subject_scope.scope_prior(path, named)
+    assert prior == (subject_scope.SCOPE_PRIOR if weighed else 1.0)

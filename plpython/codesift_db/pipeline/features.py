@@ -22,6 +22,8 @@ FEATURES = (
     "failing",
     "fusion",  # codesift.fusion's choice instead of RRF k = 60
     "kinds",  # the file-kind prior (docs, templates, configuration below code)
+    # the folders a question names before a colon weigh more (pipeline/subject_scope.py)
+    "scope",
     "evidence",  # file ranking from aggregated symbol evidence
     "consensus",  # each leg's file ranking fused too (pipeline/fusion.py file_consensus)
     "pack",  # the pack keeps a large file's best symbols

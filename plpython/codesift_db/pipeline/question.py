@@ -184,15 +184,30 @@ def _strip_boilerplate(text: str) -> str:
     return _BOILERPLATE.sub("", _strip_data(_HTML_COMMENT.sub("", text)))
 
 
+def _header(text: str) -> tuple[re.Match | None, str | None]:
+    """A conventional commit header (or None) and the scope of the text's header: the
+    conventional one's, or the components before the colon of the other convention."""
+    header = _COMMIT_HEADER.match(text)
+    components = None if header else _COMPONENTS.match(text)
+    return header, header.group(2) if header else components.group(1) if components else None
+
+
+def header_scopes(text: str) -> list[str]:
+    """The parts of the code a commit header names, each as written: a conventional
+    header's scope (`fix(render, api): ...`) or the components before the colon
+    (`net/http, mime: ...`), not a log line's level or a note's label."""
+    header, scope = _header(_REVERT.sub("", text[:SCAN_CHARS], count=1))
+    parts = (part.strip("/") for part in re.split(r"[,\s]+", scope or ""))
+    return [part for part in parts if part and (header or part not in _NOT_COMPONENTS)]
+
+
 def _commit_header(text: str) -> tuple[list[str], str]:
     """A commit header's scope, read once: its words (a conventional header's, `fix(render,
     api): ...`, or the components before the colon, `net/http, mime: ...`) and the text
     without its marks: the type when it only says what kind of change it is (the scope kept
     as words), a reverted header's `Revert "`, the issue numbers it closes or cites."""
     text = _REVERT.sub("", text, count=1)
-    header = _COMMIT_HEADER.match(text)
-    components = None if header else _COMPONENTS.match(text)
-    scope = header.group(2) if header else components.group(1) if components else None
+    header, scope = _header(text)
     words = [word for word in re.split(r"[,/\s]+", scope or "") if len(word) > 2]
     words = [word for word in words if header or word not in _NOT_COMPONENTS]
     if header is not None:

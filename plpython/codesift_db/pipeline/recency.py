@@ -3,13 +3,15 @@ hits in its file) times exp(-lambda * age_days), its age measured from its repos
 newest change (sql/newest_change.sql), times a prior on its path: tests and changelogs
 weighted down, not out, and (the file-kind prior) documentation, templates and
 configuration below code unless the question asks for documentation; for a bug report,
-every file that is not code lower still, tests and changelogs too."""
+every file that is not code lower still, tests and changelogs too; code under a folder the
+question names before a colon higher (subject_scope.py)."""
 
 import math
 from typing import TYPE_CHECKING
 
 from .. import plans
 from ..file_kinds import file_kind
+from .subject_scope import scope_prior
 
 if TYPE_CHECKING:
     from .request import Request
@@ -123,6 +125,7 @@ def apply_recency(plpy, req: "Request", items: dict) -> None:
         item["age_days"] = round(age, 1)
         item["recency"] = recency(age, lam)
         item["prior"] = path_prior(item["path"], kinds, bug_report, req.test_prior)
+        item["prior"] *= scope_prior(item["path"], req.scopes)
         item["file_kind"] = file_kind(item["path"])
         if evidence:
             item["file_support"] = support.get(key, 0.0)

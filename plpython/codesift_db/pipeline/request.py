@@ -4,10 +4,12 @@ reading and terms), and why its answer is degraded (degraded.py, filled as they 
 Every stage after fusion is `stage(plpy, req, items)`."""
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .features import Features
 from .params import Params
 from .question import Reading
+from .subject_scope import scopes
 from .timing import StageTimes
 
 FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
@@ -61,6 +63,11 @@ class Request:
     def test_prior(self) -> bool:
         """Whether tests and benchmarks rank below code: unless the question asks about them."""
         return not self.reading.wants_tests
+
+    @cached_property
+    def scopes(self) -> tuple[str, ...]:
+        """The folders the question names before a colon (subject_scope.py), with `scope` on."""
+        return scopes(self.params.query) if self.on("scope") else ()
 
     @property
     def kind_prior(self) -> bool:
