@@ -22,7 +22,7 @@ FEATURES = (
     "failing",
     "fusion",  # codesift.fusion's choice instead of RRF k = 60
     "kinds",  # the file-kind prior (docs, templates, configuration below code)
-    # the folders a question names before a colon weigh more (pipeline/subject_scope.py)
+    # code under the folders a question's header names weighs more (pipeline/subject_scope.py)
     "scope",
     "evidence",  # file ranking from aggregated symbol evidence
     "consensus",  # each leg's file ranking fused too (pipeline/fusion.py file_consensus)

@@ -4,7 +4,7 @@ newest change (sql/newest_change.sql), times a prior on its path: tests and chan
 weighted down, not out, and (the file-kind prior) documentation, templates and
 configuration below code unless the question asks for documentation; for a bug report,
 every file that is not code lower still, tests and changelogs too; code under a folder the
-question names before a colon higher (subject_scope.py)."""
+question's header names higher (subject_scope.py)."""
 
 import math
 from typing import TYPE_CHECKING

@@ -66,7 +66,7 @@ class Request:
 
     @cached_property
     def scopes(self) -> tuple[str, ...]:
-        """The folders the question names before a colon (subject_scope.py), with `scope` on."""
+        """The folders the question's header names (subject_scope.py), with `scope` on."""
         return scopes(self.params.query) if self.on("scope") else ()
 
     @property
