@@ -16,8 +16,9 @@ Copies tie: every query term's postings repeat once per copy, so the BM25 legs r
 as they may for every term. --distractors PACKAGES builds the base from real, distinct code
 instead: the repository's files at HEAD and the source distributions of those PyPI packages
 beside them, indexed as one repository (e.g. express with Django and SymPy: about 100k
-symbols, no copies at 100k). Use a --db of its own, since the base is kept by name; the
-documents are embedded by the engine CODESIFT_EMBED_ENGINE picks (onnx-int8 is the quicker).
+symbols, no copies at 100k). Give it a --db of its own: a base's database comment records
+what it holds, and a base of the other corpus is refused. The documents are embedded by the
+engine CODESIFT_EMBED_ENGINE picks (onnx-int8 is the quicker).
 
 Measured at each size, side by side, with the express-10 questions (bench/queries/express.json),
 interleaved: each timed round runs every configuration on one question before the next
@@ -116,6 +117,11 @@ def pct(values: list[float], q: float) -> float:
 # --- databases ------------------------------------------------------------------------------
 
 
+def corpus(args) -> str:
+    """What the base holds, as its database's comment records it."""
+    return f"{args.name} with {args.distractors}" if args.distractors else f"{args.name} copies"
+
+
 def build_base(args) -> None:
     """Index the real repository with embeddings into <db>_base (kept between runs)."""
     base = f"{args.db}_base"
@@ -126,6 +132,16 @@ def build_base(args) -> None:
                 " is not null",
                 (args.name,),
             ).fetchone()[0]
+            held = c.execute(
+                "select shobj_description(oid, 'pg_database') from pg_database"
+                " where datname = current_database()"
+            ).fetchone()[0]
+        held = held or f"{args.name} copies"  # a base made before bases were labelled
+        if held != corpus(args):
+            raise SystemExit(
+                f"{base} holds {held}, not {corpus(args)}: pass another --db, or"
+                " --rebuild-base to index it again"
+            )
         if ok:
             log(f"reusing {base} (--rebuild-base to re-index)")
             return
@@ -144,6 +160,12 @@ def build_base(args) -> None:
             s = index_repository(
                 conn, tree, name=args.name, tenant=args.tenant, show_progress=False
             )
+    with benchdb.connect(base, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("comment on database {} is {}").format(
+                sql.Identifier(base), sql.Literal(corpus(args))
+            )
+        )
     log(
         f"indexed {s.files} files, {s.new_symbols} symbols, embedded "
         f"{s.embedded.symbols}+{s.embedded.blobs} in {time.perf_counter() - t0:.0f} s"
@@ -856,8 +878,7 @@ def report(results: dict, loads: dict, emb: dict, skipped: dict, args) -> None:
         f"\nretrieval_bench ({os.cpu_count()} cores, load average now {load};"
         f" up to {args.reps} rounds x {len(args.queries)} express-10 questions)"
     )
-    corpus = f"{args.name} with {args.distractors}" if args.distractors else f"{args.name} copies"
-    print(f"  corpus: {corpus}")
+    print(f"  corpus: {corpus(args)}")
     line("target size", sizes, "{:,}")
     line("symbols reached", [results[s]["symbols"] for s in sizes], "{:,}")
     line("live files", [results[s]["files"] for s in sizes], "{:,}")
