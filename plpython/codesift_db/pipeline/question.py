@@ -151,6 +151,7 @@ class Reading:
     long: bool = False
     signal: list[str] = field(default_factory=list)  # identifiers, in order of mention
     mentions: list[str] = field(default_factory=list)  # path-like strings (files, modules)
+    scopes: list[str] = field(default_factory=list)  # the code a commit header names (`net/http`)
     names: list[str] = field(default_factory=list)  # what may name a definition (`A.b`, `f`)
     frames: list[tuple[str, str]] = field(default_factory=list)  # (file, function), innermost 1st
     frame_only: list[str] = field(default_factory=list)  # names only `frames` give
@@ -192,28 +193,23 @@ def _header(text: str) -> tuple[re.Match | None, str | None]:
     return header, header.group(2) if header else components.group(1) if components else None
 
 
-def header_scopes(text: str) -> list[str]:
-    """The parts of the code a commit header names, each as written: a conventional
-    header's scope (`fix(render, api): ...`) or the components before the colon
-    (`net/http, mime: ...`), not a log line's level or a note's label."""
-    header, scope = _header(_REVERT.sub("", text[:SCAN_CHARS], count=1))
-    parts = (part.strip("/") for part in re.split(r"[,\s]+", scope or ""))
-    return [part for part in parts if part and (header or part not in _NOT_COMPONENTS)]
-
-
-def _commit_header(text: str) -> tuple[list[str], str]:
-    """A commit header's scope, read once: its words (a conventional header's, `fix(render,
-    api): ...`, or the components before the colon, `net/http, mime: ...`) and the text
-    without its marks: the type when it only says what kind of change it is (the scope kept
-    as words), a reverted header's `Revert "`, the issue numbers it closes or cites."""
+def _commit_header(text: str) -> tuple[list[str], list[str], str]:
+    """A commit header, read once: the parts of the code it names, each as written (a
+    conventional header's scope, `fix(render, api): ...`, or the components before the
+    colon, `net/http, mime: ...`; not a log line's level or a note's label), their words
+    (the module names the mention leg looks up), and the text without the header's marks:
+    the type when it only says what kind of change it is (the scope kept as words), a
+    reverted header's `Revert "`, the issue numbers it closes or cites."""
     text = _REVERT.sub("", text, count=1)
     header, scope = _header(text)
+    parts = (part.strip("/") for part in re.split(r"[,\s]+", scope or ""))
+    parts = [part for part in parts if part and (header or part not in _NOT_COMPONENTS)]
     words = [word for word in re.split(r"[,/\s]+", scope or "") if len(word) > 2]
     words = [word for word in words if header or word not in _NOT_COMPONENTS]
     if header is not None:
         kind = "" if header.group(1) else header.group(0).split("(")[0].rstrip("!:")
         text = f"{kind} {header.group(2) or ''}{text[header.end() :]}"
-    return words, _ISSUE_REFERENCE.sub(" ", text)
+    return parts, words, _ISSUE_REFERENCE.sub(" ", text)
 
 
 def _module_paths(dotted: str) -> list[str]:
@@ -275,12 +271,13 @@ def short_reading(text: str) -> Reading:
     (a path, a dotted module or `Class.method`, a name in backticks, a CamelCase or
     snake_case word or a call) is still looked up."""
     named = _read_long(text)
-    _, plain = _commit_header(text)
+    _, _, plain = _commit_header(text)
     # a short question's CamelCase and snake_case words are what it asks about
     words = [m.group(1) for p in (_CAMEL, _SNAKE, _CALL) for m in p.finditer(plain)]
     names = [n for n in named.names if n not in named.frame_only]
     return Reading(
         mentions=named.mentions,
+        scopes=named.scopes,
         names=[n for n in dict.fromkeys(names + words) if 2 < len(n) <= 120][:MAX_NAMES],
         clean=plain,
         wants_docs=bool(_DOC_WORDS.search(text)),
@@ -291,7 +288,7 @@ def short_reading(text: str) -> Reading:
 def _read_long(text: str) -> Reading:
     text = text[:SCAN_CHARS]
     clean = _strip_boilerplate(text)
-    scope, clean = _commit_header(clean)
+    scopes, scope_words, clean = _commit_header(clean)
     signal: dict[str, None] = {}
     ran: dict[str, None] = {}  # the functions traceback frames ran in
     named: dict[str, None] = {}  # names in backticks, dotted names
@@ -352,7 +349,7 @@ def _read_long(text: str) -> Reading:
         parts = m.group(1).split(".")
         if parts[0] not in _RECEIVERS and len(parts[-1]) > 1:
             named.setdefault(".".join(parts[-2:]), None)
-    found.extend((-1, word) for word in scope)
+    found.extend((-1, word) for word in scope_words)
     mentions = dict.fromkeys(path for _, path in sorted(found, key=lambda f: f[0]))
     definitions = [n for n in {**ran, **named} if 2 < len(n) <= 120][:MAX_NAMES]
     # a Python traceback prints the innermost call last; the fault is most often there
@@ -367,6 +364,7 @@ def _read_long(text: str) -> Reading:
         long=True,
         signal=list(signal),
         mentions=list(mentions)[:MAX_MENTIONS],
+        scopes=scopes,
         names=definitions,
         # what only the frames looked up name: found in their files, not by name alone
         frame_only=[n for n in definitions if n in looked_up and n not in named],

@@ -9,7 +9,7 @@ from functools import cached_property
 from .features import Features
 from .params import Params
 from .question import Reading
-from .subject_scope import scopes
+from .subject_scope import folders
 from .timing import StageTimes
 
 FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
@@ -67,7 +67,7 @@ class Request:
     @cached_property
     def scopes(self) -> tuple[str, ...]:
         """The folders the question's header names (subject_scope.py), with `scope` on."""
-        return scopes(self.params.query) if self.on("scope") else ()
+        return folders(self.reading.scopes) if self.on("scope") else ()
 
     @property
     def kind_prior(self) -> bool:

@@ -1,15 +1,14 @@
 """Where a question says it belongs: a commit message or a pull request's title often names
 the part of the code it is about in its header, as Conventional Commits do
 ('fix(runtime-core): ...') and as git's, Go's and many other projects do ('net/http: ...',
-'ignore,globset: ...'); question.py reads that header (header_scopes). A candidate of a
+'ignore,globset: ...'); question.py reads that header (Reading.scopes). A candidate of a
 code file under a folder so named (a folder whose path ends in the scope's segments) has
 its path prior multiplied by SCOPE_PRIOR (pipeline/recency.py). A scope that names no folder
-of a candidate changes nothing."""
+of a candidate changes nothing. The header is read with the question (feature `question`)."""
 
 import re
 
 from ..file_kinds import file_kind
-from .question import header_scopes
 
 # a multiplier in a plateau: 1.3, 1.5, 1.6 and 2.0 each raised the same history sets and
 # lowered none (bench/results/quality-subject-scope.txt)
@@ -18,10 +17,10 @@ MAX_SCOPES = 8  # folders one header may name
 FOLDER = re.compile(r"[\w.-]{1,60}(?:/[\w.-]{1,60}){0,7}")  # a folder or a path of folders
 
 
-def scopes(question: str | None) -> tuple[str, ...]:
-    """The folders the question's header names ('net/http'); none when it names none."""
-    named = (s for s in header_scopes(question or "") if _is_folder(s))
-    return tuple(dict.fromkeys(named))[:MAX_SCOPES]
+def folders(scopes: list[str]) -> tuple[str, ...]:
+    """Of what a question's header names (question.Reading.scopes), the folders or paths of
+    folders ('net/http'), at most MAX_SCOPES."""
+    return tuple(dict.fromkeys(s for s in scopes if _is_folder(s)))[:MAX_SCOPES]
 
 
 def _is_folder(scope: str) -> bool:
