@@ -136,6 +136,16 @@ def unpack(archive: Path, tree: Path) -> None:
         subprocess.run(["tar", "xzf", str(archive), "-C", str(tree)], check=True)
 
 
+def commit_tree(tree: Path, home: Path) -> None:
+    """Make the folder `tree` a git repository of one commit holding all its files (git's
+    settings read from `home`, an empty folder: none of the user's)."""
+    env = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    env |= {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "corpus"]):
+        subprocess.run(["git", *args], cwd=tree, env=env, check=True)
+
+
 def build(dsn: str, db: str, repo: str, tenant: str, specs: list[str], wheels: bool) -> None:
     """Fresh database with the packages `specs` indexed as one repository (no embeddings)."""
     from codesift.indexer import index_repository
@@ -149,11 +159,7 @@ def build(dsn: str, db: str, repo: str, tenant: str, specs: list[str], wheels: b
         tree.mkdir()
         for archive in sorted((work / "archives").iterdir()):
             unpack(archive, tree)
-        env = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com"}
-        env |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
-        env |= {"PATH": "/usr/bin:/bin", "HOME": tmp}
-        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "corpus"]):
-            subprocess.run(["git", *args], cwd=tree, env=env, check=True)
+        commit_tree(tree, work)
         benchdb.migrate(db, dsn)
         with benchdb.connect(db, dsn) as conn:
             log("indexing (no embeddings); a few minutes per 100,000 symbols")

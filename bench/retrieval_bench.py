@@ -380,7 +380,7 @@ def create_indexes(conn, sc: Scale, rows_hint: int) -> dict[str, float]:
 def with_distractors(args, work: Path) -> Path:
     """A git repository in `work` holding args.repo's files at HEAD and, each in a folder of
     its own beside them, the unpacked source distributions of args.distractors."""
-    from bm25_agreement_bench import download, unpack
+    from bm25_agreement_bench import commit_tree, download, unpack
 
     tree = work / "corpus"
     tree.mkdir()
@@ -393,11 +393,7 @@ def with_distractors(args, work: Path) -> Path:
     download(specs, work / "archives", wheels=False)
     for path in sorted((work / "archives").iterdir()):
         unpack(path, tree)
-    env = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com"}
-    env |= {"GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
-    env |= {"PATH": "/usr/bin:/bin", "HOME": str(work)}
-    for git_args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "corpus"]):
-        subprocess.run(["git", *git_args], cwd=tree, env=env, check=True)
+    commit_tree(tree, work)
     return tree
 
 
