@@ -995,8 +995,14 @@ def test_the_folder_a_commit_header_names_weighs_its_code_more(db, dsn, make_rep
         "packages/beta/src/list.ts": render.format(sep="','"),
         "packages/beta/__tests__/list.spec.ts": render.format(sep="separator") * 3,
     }
+    # another tenant's repository of the same name has a better fit under beta/
+    theirs = make_repo({"packages/beta/src/theirs.ts": render.format(sep="separator") * 5})
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, theirs, name="ui", tenant="globex", embed=False, show_progress=False)
     _index_as_acme(db, dsn, make_repo, files, "ui")
     message = "fix(beta): renderList drops the separator"
+    found = db.execute("select path from hybrid_search(%s, repo => 'ui', k => 50)", (message,))
+    assert "packages/beta/src/theirs.ts" not in {path for (path,) in found.fetchall()}
     assert _first_file(db, message, "ui") == ("packages/beta/src/list.ts", 1.5)
     # without a header, or with the stage off, the words decide
     assert _first_file(db, "renderList drops the separator", "ui")[0] == (
