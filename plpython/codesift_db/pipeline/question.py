@@ -202,8 +202,8 @@ def _commit_header(text: str) -> tuple[list[str], list[str], str]:
     reverted header's `Revert "`, the issue numbers it closes or cites."""
     text = _REVERT.sub("", text, count=1)
     header, scope = _header(text)
-    parts = (part.strip("/") for part in re.split(r"[,\s]+", scope or ""))
-    parts = [part for part in parts if part and (header or part not in _NOT_COMPONENTS)]
+    stripped = (part.strip("/") for part in re.split(r"[,\s]+", scope or ""))
+    parts = [part for part in stripped if part and (header or part not in _NOT_COMPONENTS)]
     words = [word for word in re.split(r"[,/\s]+", scope or "") if len(word) > 2]
     words = [word for word in words if header or word not in _NOT_COMPONENTS]
     if header is not None:
