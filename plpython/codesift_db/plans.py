@@ -8,6 +8,7 @@ statements of the query path.
 
     prepared(plpy, query, types) -> plan
     run(plpy, query, types, args) -> result
+    run_generic(plpy, query, types, args) -> result, always on the statement's generic plan
     load(name) -> the text of sql/NAME.sql
 """
 
@@ -18,6 +19,15 @@ MAX_PLANS = 256  # statements kept per backend; texts are fixed but for the dens
 SQL_DIR = Path(__file__).with_name("sql")
 
 _plans: dict = {}
+
+# plan_cache_mode for one statement: not under Citus, which routes a statement by its
+# tenant_id's value (a generic plan would leave it to the coordinator to route)
+FORCE_GENERIC = (
+    "select current_setting('plan_cache_mode') as was,"
+    " set_config('plan_cache_mode', 'force_generic_plan', true)"
+    " where current_setting('citus.propagate_set_commands', true) is null"
+)
+RESTORE = ("select set_config('plan_cache_mode', $1, true)", ["text"])
 
 
 def prepared(plpy, query: str, types: list | tuple = ()):
@@ -31,6 +41,19 @@ def prepared(plpy, query: str, types: list | tuple = ()):
 
 def run(plpy, query: str, types: list | tuple = (), args: list | tuple = ()):
     return plpy.execute(prepared(plpy, query, types), list(args))
+
+
+def run_generic(plpy, query: str, types: list | tuple = (), args: list | tuple = ()):
+    """run() on the statement's generic plan, planned once per backend: for a statement
+    whose plan does not depend on its arguments' values but whose custom plan PostgreSQL
+    keeps choosing, so that every call pays for planning it (more than running it costs).
+    The session's plan_cache_mode is restored after."""
+    forced = run(plpy, FORCE_GENERIC)
+    try:
+        return run(plpy, query, types, args)
+    finally:
+        if forced:
+            run(plpy, *RESTORE, [forced[0]["was"]])
 
 
 @cache

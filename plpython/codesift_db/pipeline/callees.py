@@ -103,7 +103,8 @@ def add_callees(plpy, req: "Request", items: dict) -> None:
         return
     bare = sorted({name for found in called.values() for name, alone in found if alone})
     by_name: dict[str, list] = {}
-    for row in plans.run(
+    # its custom plan cost more to make than the statement to run (read by file either way)
+    for row in plans.run_generic(
         plpy,
         plans.load("called_symbols"),
         CALLED_TYPES,

@@ -84,7 +84,8 @@ def backlog_detail(plpy, tenant: int, repo_ids: list[int], model: str) -> tuple[
     the texts in scope are counted (to SCOPE_CAP + 1) only when a smaller backlog shows. A
     larger one is judged by whether the tenant holds any vector of the model at all
     (sql/tenant_vectors.sql): the dense legs would walk the index for nothing."""
-    pending = plans.run(
+    # a probe of the partial indexes whatever the arguments: planned once
+    pending = plans.run_generic(
         plpy, plans.load("embedding_backlog"), COUNT_TYPES, [tenant, repo_ids, BACKLOG_CAP + 1]
     )[0]
     waiting = pending["symbols"] + pending["files"]
