@@ -13,7 +13,8 @@ generic plan cannot know it (at 100k symbols it sorted every row: 1.2 s instead 
 The inner `order by <=> limit k` is what the index serves; the SQL functions that call this
 (sql/idempotent/004-dense.sql) set hnsw.iterative_scan = relaxed_order, so that filters
 rejecting rows still yield k of them, and re-sort the relaxed order outside; they plan with
-force_custom_plan, which the unfiltered statement overrides for its own call.
+force_custom_plan, which the unfiltered statement overrides for its own call
+(plans.run_generic).
 
 A tenant holding a small share of a shared index is read exactly instead: the walk, filtered
 to a share s of the rows, visits about k / s of them before it holds k (and stops early at
@@ -27,11 +28,6 @@ from . import plans
 
 SYMBOL_TYPES = ["vector", "bigint", "text", "bigint[]", "text", "text", "text[]"]
 FILE_TYPES = SYMBOL_TYPES[:6]
-# not under Citus, which routes a statement by its tenant_id's value (sql/citus/)
-GENERIC = (
-    "select set_config('plan_cache_mode', 'force_generic_plan', true)"
-    " where current_setting('citus.propagate_set_commands', true) is null"
-)
 ONLY_WITH = "-- only with "  # a line of sql/dense_*.sql kept only when its filter is given
 
 
@@ -96,9 +92,7 @@ def _exact(plpy, tenant, tier: str, table: str, k: int) -> bool:
 def _execute(plpy, query: str, types: list, args: list, filtered: bool):
     if filtered:
         return plpy.execute(plpy.prepare(query, types), args)
-    # local to the calling function: its SET clause restores force_custom_plan on return
-    plans.run(plpy, GENERIC)
-    return plans.run(plpy, query, types, args)
+    return plans.run_generic(plpy, query, types, args)
 
 
 def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, language, kinds, k):
