@@ -20,3 +20,6 @@ $py bench/eval.py --queries bench/queries/express.json --repo-path "$express" --
 $py bench/retrieval_bench.py --repo "$express" --sizes "${SIZES:-10000,100000}"
 # the BM25 legs against exhaustive BM25 on Django + SymPy (downloaded from PyPI once)
 $py bench/bm25_agreement_bench.py
+# on the same corpus: how deep they would read to prove their top 20 exact
+$py bench/bm25_proving_depth.py --tier symbol
+$py bench/bm25_proving_depth.py --tier file
