@@ -79,7 +79,7 @@ scored as (
     from idf join codesift.symbol_terms p on p.tenant_id = %(t)s and p.term = idf.term
     group by p.symbol_id
 )
-select scored.symbol_id from scored
+select scored.symbol_id, scored.score from scored
 where exists (select 1 from codesift.code_symbols s join codesift.files f
     on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
     and f.repository_id = %(r)s where s.id = scored.symbol_id)
@@ -92,19 +92,19 @@ idf as (
     select i.term, i.idf * coalesce(w.weight, 1) as idf, i.avgdl
     from codesift._bm25_idf(%(t)s, 'file', %(terms)s) as i left join w on w.term = i.term
 )
-select f.path
+select f.path, sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) as score
 from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
 join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
     and f.repository_id = %(r)s
 group by f.path
-order by sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) desc, f.path
+order by score desc, f.path
 limit 20
 """,
 }
 LEGS = {
-    "symbol": "select symbol_id from codesift._bm25_symbols(%(t)s, %(terms)s,"
+    "symbol": "select symbol_id, score from codesift._bm25_symbols(%(t)s, %(terms)s,"
     " array[%(r)s]::bigint[], null, null, null, 50, 1.2, 0.75) limit 20",
-    "file": "select path from codesift._bm25_files(%(t)s, %(terms)s,"
+    "file": "select path, score from codesift._bm25_files(%(t)s, %(terms)s,"
     " array[%(r)s]::bigint[], null, null, 40, 1.2, 0.75) limit 20",
 }
 
@@ -187,36 +187,69 @@ def corpus_indexed(dsn: str, db: str, tenant: str, repo: str) -> bool:
         )
 
 
-def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[int]) -> None:
+def _depth_label(conn, tenant: int, tier: str, depth: str) -> str:
+    """The depth as set, or `default` with the depth the engine reads for the tier (the file
+    leg reads half of it)."""
+    if depth != "default":
+        return f"{int(depth):,}"
+    reads = conn.execute(
+        "select codesift._bm25_depth(docs) from codesift.corpus_stats"
+        " where tenant_id = %s and tier = %s",
+        (tenant, tier),
+    ).fetchone()[0]
+    return f"={reads:,}"
+
+
+def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[str]) -> None:
     conn.execute("set jit = off")
-    print(f"{'tier':7} {'depth':>10} {'top-20 overlap':>15} {'same first':>11} {'p50 ms':>8}")
+    print(
+        f"{'tier':7} {'depth':>10} {'top-20 overlap':>15} {'score share':>12}"
+        f" {'same first':>11} {'p50 ms':>8}"
+    )
     for tier in ("symbol", "file"):
         cases, exhaustive_ms = [], []
         for q in questions:
             terms = conn.execute("select codesift._query_terms(%s)", (q,)).fetchone()[0]
             params = {"t": tenant, "r": repo, "terms": terms, "weights": None}
             t0 = time.perf_counter()
-            exact = [r[0] for r in conn.execute(EXHAUSTIVE[tier], params).fetchall()]
+            exact = conn.execute(EXHAUSTIVE[tier], params).fetchall()
             exhaustive_ms.append((time.perf_counter() - t0) * 1000)
             cases.append((params, exact))
         for depth in depths:
-            conn.execute(f"set codesift.bm25_depth = {depth}")
-            overlap, first, ms = [], [], []
+            # `default`: unset, the depth the engine picks for the tier's size
+            conn.execute(
+                "reset codesift.bm25_depth"
+                if depth == "default"
+                else f"set codesift.bm25_depth = {int(depth)}"
+            )
+            overlap, share, first, ms = [], [], [], []
             for params, exact in cases:
                 conn.execute(LEGS[tier], params).fetchall()  # warm
                 t0 = time.perf_counter()
-                got = [r[0] for r in conn.execute(LEGS[tier], params).fetchall()]
+                got = conn.execute(LEGS[tier], params).fetchall()
                 ms.append((time.perf_counter() - t0) * 1000)
                 if exact:
-                    overlap.append(len(set(exact) & set(got)) / len(exact))
-                    first.append(bool(got) and got[0] == exact[0])
+                    ids = [r[0] for r in exact]
+                    overlap.append(len(set(ids) & {r[0] for r in got}) / len(exact))
+                    # near copies score alike: how much of the best score sum was found
+                    share.append(sum(r[1] for r in got) / sum(r[1] for r in exact))
+                    first.append(bool(got) and got[0][0] == ids[0])
             print(
-                f"{tier:7} {depth:>10,} {statistics.mean(overlap):>15.3f}"
+                f"{tier:7} {_depth_label(conn, tenant, tier, depth):>10}"
+                f" {statistics.mean(overlap):>15.3f} {statistics.mean(share):>12.3f}"
                 f" {statistics.mean(first):>11.2f} {statistics.median(ms):>8.1f}"
             )
         conn.execute("reset codesift.bm25_depth")
         exhaustive = statistics.median(exhaustive_ms)
-        print(f"{tier:7} {'exhaustive':>10} {1:>15.3f} {1:>11.2f} {exhaustive:>8.1f}")
+        print(f"{tier:7} {'exhaustive':>10} {1:>15.3f} {1:>12.3f} {1:>11.2f} {exhaustive:>8.1f}")
+
+
+def parse_depths(text: str) -> list[str]:
+    depths = [d.strip() for d in text.split(",") if d.strip()]
+    for d in depths:
+        if d != "default" and not d.isdigit():
+            raise SystemExit(f"--depths: {d!r} is neither a number of postings nor `default`")
+    return depths
 
 
 def main() -> None:
@@ -235,7 +268,11 @@ def main() -> None:
     )
     ap.add_argument("--repo", default="corpus", help="repository name")
     ap.add_argument("--tenant", default="corpus", help="tenant name")
-    ap.add_argument("--depths", default="250,500,1000,2000", help="codesift.bm25_depth values")
+    ap.add_argument(
+        "--depths",
+        default="250,500,1000,2000,default",
+        help="codesift.bm25_depth values; `default` leaves it unset (the engine's own)",
+    )
     ap.add_argument("--questions", type=Path, help="one question per line (default: built-in)")
     args = ap.parse_args()
     benchdb.check_name(args.db)
@@ -260,7 +297,7 @@ def main() -> None:
         ).fetchone()
         tenant, repo, symbols = row
         print(f"bm25 agreement: {args.db}, {symbols:,} symbols, {len(questions)} questions")
-        measure(conn, tenant, repo, questions, [int(d) for d in args.depths.split(",")])
+        measure(conn, tenant, repo, questions, parse_depths(args.depths))
 
 
 if __name__ == "__main__":

@@ -140,9 +140,10 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 -- the other legs (above) and, like them, run with JIT off.
 --
 -- Bounded work per query, in three steps:
--- 1. candidates: each term's best postings in impact order (codesift.bm25_depth,
---    2,000 by default; half that for files; up to 8x that when the scope's live files
---    are few of the tenant's: one ref of many), only those that add at least a tenth
+-- 1. candidates: each term's best postings in impact order (codesift.bm25_depth;
+--    unset, 2,000 or one per 50 of the tier's documents when more; half that for files;
+--    up to 8x that when the scope's live files are few of the tenant's: one ref of
+--    many), only those that add at least a tenth
 --    of the heaviest term's idf (times its weight) to a score, summed as idf * impact;
 -- 2. the best `pool` of them (4k, at least 400; files 200; times the same factor
 --    as the depth) are checked against the filters and liveness, best first;
@@ -220,7 +221,10 @@ comment on function codesift._bm25_idf(bigint, text, text[]) is
 'BM25 inverse document frequency of each term in a tenant''s tier (symbol or file), and the '
 'tier''s average document length, from the statistics the extraction trigger keeps.';
 
-create or replace function codesift._bm25_depth()
+-- the depth before it grew with the tier's documents
+drop function if exists codesift._bm25_depth();
+
+create or replace function codesift._bm25_depth(documents bigint default 0)
 returns integer
 language plpgsql
 stable
@@ -229,13 +233,19 @@ set search_path = codesift, public
 as $fn$
 declare
     default_depth constant integer := 2000;
+    -- unset, a term reads at least one posting per this many documents of its tier: at a
+    -- fixed depth the top 20's agreement with exhaustive BM25 fell as real corpora grew
+    -- (0.983 at 106k symbols, 0.863 at 668k; bench/results/bm25-agreement-*.txt)
+    documents_per_posting constant integer := 50;
     max_depth constant integer := 1000000;
     setting text := current_setting('codesift.bm25_depth', true);
     digits text;
     depth numeric;
 begin
     if setting is null or btrim(setting) = '' then
-        return default_depth;
+        return greatest(
+            default_depth, least(coalesce(documents, 0) / documents_per_posting, max_depth)
+        )::integer;
     end if;
     -- a whole number: below one reads one, above max_depth (or not a number) is a mistake
     digits := substring(setting from '^\s*([+-]?[0-9]{1,30})\s*$');
@@ -248,18 +258,42 @@ begin
         using
             errcode = '22023',
             hint = format(
-                'set codesift.bm25_depth to a whole number (%s by default), '
-                'or reset codesift.bm25_depth', default_depth
+                'set codesift.bm25_depth to a whole number (unset: %s, or one per %s '
+                'documents of the tier when more), or reset codesift.bm25_depth',
+                default_depth, documents_per_posting
             );
     end if;
     return greatest(depth, 1)::integer;
 end;
 $fn$;
 
-comment on function codesift._bm25_depth() is
-'Postings the BM25 legs read per query term before deepening: setting codesift.bm25_depth, '
-'2,000 by default, at least 1 and at most 1,000,000 (anything but a whole number raises '
-'22023).';
+comment on function codesift._bm25_depth(bigint) is
+'Postings the BM25 legs read per query term before deepening, for a tier of so many documents: '
+'setting codesift.bm25_depth, or unset 2,000 or one per 50 documents when that is more (at '
+'most 1,000,000); at least 1 and at most 1,000,000 (anything but a whole number raises 22023).';
+
+create or replace function codesift._bm25_tier_depth(tenant bigint, tier text, factor integer)
+returns integer
+language sql
+stable
+security invoker
+set search_path = codesift, public
+as $fn$
+    -- the depth for the scope's share of the tier's documents (the legs read it factor
+    -- times deeper); a tenant without statistics yet reads the default
+    select coalesce(
+        (
+            select codesift._bm25_depth(c.docs / greatest(_bm25_tier_depth.factor, 1))
+            from codesift.corpus_stats as c
+            where c.tenant_id = _bm25_tier_depth.tenant and c.tier = _bm25_tier_depth.tier
+        ),
+        codesift._bm25_depth()
+    );
+$fn$;
+
+comment on function codesift._bm25_tier_depth(bigint, text, integer) is
+'Postings per query term a BM25 leg reads before its depth factor: codesift._bm25_depth for '
+'the tenant''s documents of the tier (symbol or file) over the factor.';
 
 create or replace function codesift._bm25_scope_factor(tenant bigint, repository_ids bigint[])
 returns integer
@@ -340,7 +374,7 @@ declare
     -- in this order: the bounds before anything computed from them
     bounded boolean := codesift._leg_bounds(k, terms, kinds, repository_ids);
     weighted boolean := codesift._weight_bounds(terms, weights);
-    reading integer := codesift._bm25_depth();
+    reading integer;
     checking integer := greatest(4 * k, 400);
     -- from this depth factor on (a fifth or less of the tenant's files in scope), summing
     -- only the scope's symbols' postings saves more than listing those symbols costs
@@ -365,6 +399,7 @@ begin
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
+    reading := codesift._bm25_tier_depth(tenant, 'symbol', factor);
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
@@ -553,7 +588,7 @@ declare
     -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
     -- django + sympy (7,295 files) 1,000 postings per term gave 0.98 of the exhaustive
     -- top 20, 500 gave 0.95 (bench/bm25_agreement_bench.py)
-    reading integer := greatest(codesift._bm25_depth() / 2, 1);
+    reading integer;
     checking integer := greatest(4 * k, 200);
     -- postings that add less than a tenth of the heaviest query term's idf to a score
     -- are not read until too few candidates pass: a long question's many light terms
@@ -575,6 +610,7 @@ begin
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
+    reading := greatest(codesift._bm25_tier_depth(tenant, 'file', factor) / 2, 1);
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop

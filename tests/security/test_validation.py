@@ -149,6 +149,24 @@ def test_a_bad_bm25_depth_is_a_clear_error(db, two, acme, app_connect, depth):
     )
 
 
+@pytest.mark.parametrize(
+    "depth, documents, reads",
+    [
+        ("", 0, 2000),
+        ("", 100_000, 2000),
+        ("", 500_000, 10_000),
+        ("", 10**15, 1_000_000),  # a huge tier reads no deeper than the most one may set
+        (" 2500 ", 500_000, 2500),  # a setting is read as it is, whatever the tier's size
+        ("-5", 0, 1),
+        ("0", 0, 1),
+    ],
+)
+def test_the_bm25_depth_for_a_tier_of_so_many_documents(db, depth, documents, reads):
+    db.execute("select set_config('codesift.bm25_depth', %s, false)", (depth,))
+    got = db.execute("select codesift._bm25_depth(%s::bigint)", (documents,)).fetchone()[0]
+    assert got == reads
+
+
 @pytest.mark.parametrize("depth, reads", [("", 2000), (" 2500 ", 2500), ("-5", 1), ("0", 1)])
 def test_a_good_bm25_depth_is_read(db, acme, depth, reads):
     db.execute("select set_config('codesift.bm25_depth', %s, false)", (depth,))
