@@ -43,8 +43,16 @@ def test_a_long_signature_is_cut_after_the_name():
     assert outlines.short_line(short) == "  def f(x):"  # as file_outline shows it
 
 
+def test_a_name_longer_than_a_line_is_never_cut_inside():
+    # the agent asks find_symbol by the name: a cut one would name nothing
+    name = "test_unicode_literal_in_parametrized_fixture_ids"
+    line = outlines.short_line(_sym(name, 1, 2))
+    assert estimate_tokens(line) > outlines.LINE_TOKENS
+    assert line == f"  def {name}"
+
+
 def test_a_name_too_long_for_a_line_is_cut_where_the_tokens_run_out():
-    name = "_".join(["very"] * 30)
+    name = "_".join(["very"] * 30)  # over NAME_TOKENS: generated code
     line = outlines.short_line(_sym(name, 1, 2))
     assert line.endswith(outlines.CUT) and estimate_tokens(line) <= outlines.LINE_TOKENS
 

@@ -1,7 +1,8 @@
 """Outlines: the pack is also a map. A candidate file whose definitions the pack cannot all
 hold gets an outline item: its citation, then one line per definition the pack left out
 (its signature, indented by depth, as file_outline lists it: navigation.py), each cut to
-LINE_TOKENS, so that the agent sees every name and can ask find_symbol for the one it needs.
+LINE_TOKENS but never inside its name, so that the agent sees every name and can ask
+find_symbol for the one it needs.
 
 The budget is honest: the bodies are packed first in the budget less OUTLINE_SHARE of it;
 the outlines then take what is left, the best candidate files first (each at most
@@ -28,6 +29,7 @@ OUTLINE_SHARE = 0.15  # of the budget kept from the bodies' first fill for the o
 FILE_SHARE = 0.06  # of the budget one file's outline may take at most
 OUTLINE_FILES = 5  # best candidate files that may get an outline
 LINE_TOKENS = 10  # a definition's line: its signature, or its name alone when longer
+NAME_TOKENS = 16  # a name longer than this (generated code) is cut too
 READ_PER_FILE = 1000  # definitions read per file (a generated file can define thousands)
 NEARNESS_TYPES = ["bigint", "bigint[]", "text", "text"]
 CUT = "..."
@@ -62,13 +64,14 @@ def named(line: str, name: str) -> str | None:
 
 def short_line(symbol: dict) -> str:
     """A definition's outline line (navigation.symbol_line) in at most LINE_TOKENS tokens:
-    a longer one ends at the definition's name (named), else it is cut where the tokens
-    run out."""
+    a longer one ends at the definition's name (named), never cut inside it (the agent asks
+    find_symbol by it) unless that takes more than NAME_TOKENS; else it is cut where the
+    tokens run out."""
     line = navigation.symbol_line(symbol)
     if tokens.estimate_tokens(line) <= LINE_TOKENS:
         return line
     cut = named(line, symbol.get("name") or "")
-    if cut is not None and tokens.estimate_tokens(cut) <= LINE_TOKENS:
+    if cut is not None and tokens.estimate_tokens(cut) <= NAME_TOKENS:
         return cut
     k = packing.longest_prefix(
         len(line), lambda k: tokens.estimate_tokens(line[:k].rstrip() + CUT) <= LINE_TOKENS
