@@ -272,7 +272,9 @@ comment on function codesift._bm25_depth(bigint) is
 'setting codesift.bm25_depth, or unset 2,000 or one per 50 documents when that is more (at '
 'most 1,000,000); at least 1 and at most 1,000,000 (anything but a whole number raises 22023).';
 
-create or replace function codesift._bm25_tier_depth(tenant bigint, tier text, factor integer)
+create or replace function codesift._bm25_tier_depth(
+    tenant bigint, tier text, factor integer, terms integer
+)
 returns integer
 language sql
 stable
@@ -280,10 +282,15 @@ security invoker
 set search_path = codesift, public
 as $fn$
     -- the depth for the scope's share of the tier's documents (the legs read it factor
-    -- times deeper); a tenant without statistics yet reads the default
+    -- times deeper), shared among the terms past 8 of them: a long question's many terms
+    -- read no more in all than a short question's; a tenant without statistics yet reads
+    -- the default
     select coalesce(
         (
-            select codesift._bm25_depth(c.docs / greatest(_bm25_tier_depth.factor, 1))
+            select codesift._bm25_depth(
+                c.docs / greatest(_bm25_tier_depth.factor, 1) * 8
+                / greatest(_bm25_tier_depth.terms, 8)
+            )
             from codesift.corpus_stats as c
             where c.tenant_id = _bm25_tier_depth.tenant and c.tier = _bm25_tier_depth.tier
         ),
@@ -291,9 +298,10 @@ as $fn$
     );
 $fn$;
 
-comment on function codesift._bm25_tier_depth(bigint, text, integer) is
+comment on function codesift._bm25_tier_depth(bigint, text, integer, integer) is
 'Postings per query term a BM25 leg reads before its depth factor: codesift._bm25_depth for '
-'the tenant''s documents of the tier (symbol or file) over the factor.';
+'the tenant''s documents of the tier (symbol or file) over the factor, shared among the terms '
+'past 8 of them.';
 
 create or replace function codesift._bm25_scope_factor(tenant bigint, repository_ids bigint[])
 returns integer
@@ -399,7 +407,7 @@ begin
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
-    reading := codesift._bm25_tier_depth(tenant, 'symbol', factor);
+    reading := codesift._bm25_tier_depth(tenant, 'symbol', factor, cardinality(terms));
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
@@ -610,7 +618,9 @@ begin
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
-    reading := greatest(codesift._bm25_tier_depth(tenant, 'file', factor) / 2, 1);
+    reading := greatest(
+        codesift._bm25_tier_depth(tenant, 'file', factor, cardinality(terms)) / 2, 1
+    );
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop

@@ -560,13 +560,13 @@ def test_an_asked_depth_factor_is_kept_to_1_8_for_any_tenant_and_scope(app_conne
             assert conn.execute(DEPTH_FACTOR, (tenant, repos, asked)).fetchone()[0] == kept
 
 
-TIER_DEPTH = "select codesift._bm25_tier_depth(%s::bigint, %s, %s::integer)"
+TIER_DEPTH = "select codesift._bm25_tier_depth(%s::bigint, %s, %s::integer, %s::integer)"
 
 
 def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_connect, clique):
-    """Unset, a leg reads one posting per 50 of the tier's documents (over the depth factor)
-    when that is more than 2,000; another tenant's size is never read, and hostile
-    arguments get a clean depth."""
+    """Unset, a leg reads one posting per 50 of the tier's documents (over the depth factor,
+    shared among the terms past 8) when that is more than 2,000; another tenant's size is
+    never read, and hostile arguments get a clean depth."""
     (globex, _), (acme, _) = clique["globex"], clique["acme"]
     for tier, docs in [("symbol", 1_000_000), ("file", 250_000)]:
         db.execute(
@@ -574,21 +574,26 @@ def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_conn
             (docs, globex, tier),
         )
     own = app_connect(globex)
-    assert own.execute(TIER_DEPTH, (globex, "symbol", 1)).fetchone()[0] == 20_000
-    assert own.execute(TIER_DEPTH, (globex, "file", 1)).fetchone()[0] == 5_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 20_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 8)).fetchone()[0] == 20_000
+    assert own.execute(TIER_DEPTH, (globex, "file", 1, 3)).fetchone()[0] == 5_000
+    # a long question's terms share it: 16 terms read half as deep, 80 no deeper than 2,000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 16)).fetchone()[0] == 10_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 80)).fetchone()[0] == 2_000
     # one ref of many: the scope's share of the documents, which the leg reads 8x deeper
-    assert own.execute(TIER_DEPTH, (globex, "symbol", 8)).fetchone()[0] == 2_500
-    assert own.execute(TIER_DEPTH, (globex, "file", 8)).fetchone()[0] == 2_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 8, 3)).fetchone()[0] == 2_500
+    assert own.execute(TIER_DEPTH, (globex, "file", 8, 3)).fetchone()[0] == 2_000
     own.execute("set codesift.bm25_depth = 3000")  # a setting is read as it is
-    assert own.execute(TIER_DEPTH, (globex, "symbol", 1)).fetchone()[0] == 3_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 3_000
     # acme asking with globex's id sees none of its statistics: the default, nothing told
     other = app_connect(acme)
-    assert other.execute(TIER_DEPTH, (globex, "symbol", 1)).fetchone()[0] == 2_000
-    for tenant, tier, factor in [
-        (None, None, None),
-        (acme, "nonsense", 1),
-        (acme, "symbol", -(2**31)),
-        (acme, "symbol", 0),
-        (-(2**63), "file", 2**31 - 1),
+    assert other.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 2_000
+    for tenant, tier, factor, terms in [
+        (None, None, None, None),
+        (acme, "nonsense", 1, 3),
+        (acme, "symbol", -(2**31), -(2**31)),
+        (acme, "symbol", 0, 0),
+        (-(2**63), "file", 2**31 - 1, 2**31 - 1),
     ]:
-        assert other.execute(TIER_DEPTH, (tenant, tier, factor)).fetchone()[0] == 2_000
+        got = other.execute(TIER_DEPTH, (tenant, tier, factor, terms)).fetchone()[0]
+        assert got == 2_000
