@@ -129,6 +129,23 @@ def test_a_backlog_is_said_on_every_call_and_row_until_it_is_embedded(db, dsn, m
     assert flat and all(d is None for (d,) in flat)
 
 
+def test_a_text_live_at_several_paths_is_counted_once(db, dsn, make_repo):
+    # the same content at two paths is one blob and one set of symbols: the backlog and the
+    # texts in scope count it once (embedding_backlog.sql, embedding_scope.sql)
+    root = make_repo({**FILES, "shop/copy_of_pricing.py": PRICING_PY}, name="shop")
+    _index(dsn, root, embed=True)
+    shipping = "def shipping_cost(weight):\n    return 5 + weight\n"
+    write_files(root, {"shop/a/shipping.py": shipping, "shop/b/shipping.py": shipping})
+    commit(root, "shipping twice")
+    _index(dsn, root, embed=False)
+    _tenant(db)
+    waiting, texts = _unembedded(db), _texts(db)
+    assert waiting == 2  # the new blob and its one function
+    rows, notices = _ask_db(db, CALLS[0], ENGLISH)
+    assert rows
+    assert any(f"{waiting:,} of {texts:,} texts in scope" in n for n in notices), notices
+
+
 def test_nothing_embedded_is_a_lexical_only_answer(db, dsn, make_repo):
     _index(dsn, make_repo(FILES, name="shop"), embed=False)
     _tenant(db)
