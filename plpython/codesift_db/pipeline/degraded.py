@@ -21,7 +21,7 @@ from .. import plans
 BACKLOG_CAP = 1_000  # unembedded rows in scope
 SCOPE_CAP = 10_000  # texts in scope
 SCRIPT_CHARS = 20_000  # of the question, read for its script (query.EMBED_QUERY_CHARS)
-COUNT_TYPES = ["bigint", "bigint[]", "int"]
+COUNT_TYPES = ["bigint", "bigint[]", "int", "int"]
 
 # a letter's script is the first word of its Unicode name; these read better as
 NAMES = {"CJK": "CJK (Chinese, Japanese, Korean) characters", "HANGUL": "Hangul"}
@@ -81,29 +81,30 @@ def backlog_detail(plpy, tenant: int, repo_ids: list[int], model: str) -> tuple[
     embedded (or refused: those wait for their retry); and whether no text in scope has a
     vector of `model` yet (every one waits), when the dense legs can find nothing. Reads the
     queue's partial indexes (sql/embedding_backlog.sql), each table to BACKLOG_CAP + 1 rows;
-    the texts in scope are counted (to SCOPE_CAP + 1) only when a smaller backlog shows. A
-    larger one is judged by whether the tenant holds any vector of the model at all
-    (sql/tenant_vectors.sql): the dense legs would walk the index for nothing."""
+    the same statement counts the texts in scope (to SCOPE_CAP + 1) only when a smaller
+    backlog shows. A larger one is judged by whether the tenant holds any vector of the
+    model at all (sql/tenant_vectors.sql): the dense legs would walk the index for nothing."""
     # a probe of the partial indexes whatever the arguments: planned once
-    pending = plans.run_generic(
-        plpy, plans.load("embedding_backlog"), COUNT_TYPES, [tenant, repo_ids, BACKLOG_CAP + 1]
+    counts = plans.run_generic(
+        plpy,
+        plans.load("embedding_backlog"),
+        COUNT_TYPES,
+        [tenant, repo_ids, BACKLOG_CAP + 1, SCOPE_CAP + 1],
     )[0]
-    waiting = pending["symbols"] + pending["files"]
+    pending = (counts["symbols"], counts["files"])
+    waiting = sum(pending)
     if not waiting:
         return None, False
     tail = (
         " texts in scope are not embedded yet (codesift worker, or codesift index --wait, "
         "embeds them): the dense leg sees only part of the code"
     )
-    if max(pending["symbols"], pending["files"]) > BACKLOG_CAP:
+    if max(pending) > BACKLOG_CAP:
         # too many to compare with the texts in scope, which are not counted either
         return f"at least {waiting:,}{tail}", not tenant_vectors(plpy, tenant, model)
-    total = plans.run(
-        plpy, plans.load("embedding_scope"), COUNT_TYPES, [tenant, repo_ids, SCOPE_CAP + 1]
-    )[0]
-    whole = max(total["symbols"], total["files"]) > SCOPE_CAP
-    texts = total["symbols"] + total["files"]
-    return f"{waiting:,} of {_count(texts, whole)}{tail}", dict(pending) == dict(total)
+    total = (counts["scope_symbols"], counts["scope_files"])
+    whole = max(total) > SCOPE_CAP
+    return f"{waiting:,} of {_count(sum(total), whole)}{tail}", pending == total
 
 
 def tenant_vectors(plpy, tenant: int, model: str) -> bool:
