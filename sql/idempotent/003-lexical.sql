@@ -276,26 +276,26 @@ create or replace function codesift._bm25_tier_depth(
     tenant bigint, tier text, factor integer, terms integer
 )
 returns integer
-language sql
+language plpgsql
 stable
 security invoker
 set search_path = codesift, public
 as $fn$
+declare
+    documents bigint;
+begin
+    -- PL/pgSQL, not SQL: Citus plans no parameterised query of a SQL function
+    select c.docs into documents
+    from codesift.corpus_stats as c
+    where c.tenant_id = _bm25_tier_depth.tenant and c.tier = _bm25_tier_depth.tier;
     -- the depth for the scope's share of the tier's documents (the legs read it factor
     -- times deeper), shared among the terms past 8 of them: a long question's many terms
     -- read no more in all than a short question's; a tenant without statistics yet reads
     -- the default
-    select coalesce(
-        (
-            select codesift._bm25_depth(
-                c.docs / greatest(_bm25_tier_depth.factor, 1) * 8
-                / greatest(_bm25_tier_depth.terms, 8)
-            )
-            from codesift.corpus_stats as c
-            where c.tenant_id = _bm25_tier_depth.tenant and c.tier = _bm25_tier_depth.tier
-        ),
-        codesift._bm25_depth()
+    return codesift._bm25_depth(
+        coalesce(documents, 0) / greatest(factor, 1) * 8 / greatest(terms, 8)
     );
+end;
 $fn$;
 
 comment on function codesift._bm25_tier_depth(bigint, text, integer, integer) is
