@@ -141,10 +141,11 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 --
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth;
---    unset, 2,000 or one per 50 of the tier's documents when more; half that for files;
---    up to 8x that when the scope's live files are few of the tenant's: one ref of
---    many), only those that add at least a tenth
---    of the heaviest term's idf (times its weight) to a score, summed as idf * impact;
+--    unset, 2,000 or one per 50 of the tier's documents when more, shared among a
+--    question's terms past 8; half that for files; up to 8x that when the scope's live
+--    files are few of the tenant's: one ref of many), only those that add at least a
+--    tenth of the heaviest term's idf (times its weight) to a score, summed as
+--    idf * impact;
 -- 2. the best `pool` of them (4k, at least 400; files 200; times the same factor
 --    as the depth) are checked against the filters and liveness, best first;
 -- 3. the best max(k, 100) that pass (files: max(k, 50)) are scored exactly
@@ -235,7 +236,7 @@ declare
     default_depth constant integer := 2000;
     -- unset, a term reads at least one posting per this many documents of its tier: at a
     -- fixed depth the top 20's agreement with exhaustive BM25 fell as real corpora grew
-    -- (0.983 at 106k symbols, 0.863 at 668k; bench/results/bm25-agreement-*.txt)
+    -- (bench/results/bm25-agreement-648k.txt)
     documents_per_posting constant integer := 50;
     max_depth constant integer := 1000000;
     setting text := current_setting('codesift.bm25_depth', true);
