@@ -12,9 +12,12 @@ reuse.
 
 For each question (30 about Django and SymPy, or --questions FILE with one per line), the top
 20 of bm25_symbols and bm25_files at each --depths value (the setting codesift.bm25_depth:
-postings read per term before exact rescoring) are compared with exhaustive BM25 (every
-posting of every query term summed): mean top-20 overlap, how often the first result is the
-same, and the p50 latency of the leg and of exhaustive scoring.
+postings read per term before exact rescoring; `default` leaves it unset and prints the depth
+the engine then reads for the corpus) are compared with exhaustive BM25 (every posting of
+every query term summed): mean top-20 overlap, the score share (the exact score sum of the
+leg's top 20 over the exhaustive top 20's: near copies score alike, so a low overlap with a
+share near 1 misses only near ties), how often the first result is the same, and the p50
+latency of the leg and of exhaustive scoring.
 """
 
 from __future__ import annotations
