@@ -141,8 +141,8 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 --
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth;
---    unset, 2,000 or one per 50 of the tier's documents when more, shared among a
---    question's terms past 8; half that for files; up to 8x that when the scope's live
+--    unset, 2,000 or one per 50 of the tier's documents when more, up to 8,000, shared
+--    among a question's terms past 8; half that for files; up to 8x that when the scope's live
 --    files are few of the tenant's: one ref of many), only those that add at least a
 --    tenth of the heaviest term's idf (times its weight) to a score, summed as
 --    idf * impact;
@@ -236,8 +236,11 @@ declare
     default_depth constant integer := 2000;
     -- unset, a term reads at least one posting per this many documents of its tier: at a
     -- fixed depth the top 20's agreement with exhaustive BM25 fell as real corpora grew
-    -- (bench/results/bm25-agreement-648k.txt)
+    -- (bench/results/bm25-agreement-648k.txt) ...
     documents_per_posting constant integer := 50;
+    -- ... up to this many: past it the work grows faster than the agreement (near copies
+    -- tie, and every tied posting read costs the same)
+    size_depth constant integer := 4 * default_depth;
     max_depth constant integer := 1000000;
     setting text := current_setting('codesift.bm25_depth', true);
     digits text;
@@ -245,7 +248,7 @@ declare
 begin
     if setting is null or btrim(setting) = '' then
         return greatest(
-            default_depth, least(coalesce(documents, 0) / documents_per_posting, max_depth)
+            default_depth, least(coalesce(documents, 0) / documents_per_posting, size_depth)
         )::integer;
     end if;
     -- a whole number: below one reads one, above max_depth (or not a number) is a mistake
@@ -260,8 +263,8 @@ begin
             errcode = '22023',
             hint = format(
                 'set codesift.bm25_depth to a whole number (unset: %s, or one per %s '
-                'documents of the tier when more), or reset codesift.bm25_depth',
-                default_depth, documents_per_posting
+                'documents of the tier when more, up to %s), or reset codesift.bm25_depth',
+                default_depth, documents_per_posting, size_depth
             );
     end if;
     return greatest(depth, 1)::integer;
@@ -270,8 +273,9 @@ $fn$;
 
 comment on function codesift._bm25_depth(bigint) is
 'Postings the BM25 legs read per query term before deepening, for a tier of so many documents: '
-'setting codesift.bm25_depth, or unset 2,000 or one per 50 documents when that is more (at '
-'most 1,000,000); at least 1 and at most 1,000,000 (anything but a whole number raises 22023).';
+'setting codesift.bm25_depth, or unset 2,000 or one per 50 documents when that is more (up to '
+'8,000); a setting is at least 1 and at most 1,000,000 (anything but a whole number raises '
+'22023).';
 
 create or replace function codesift._bm25_tier_depth(
     tenant bigint, tier text, factor integer, terms integer

@@ -565,24 +565,29 @@ TIER_DEPTH = "select codesift._bm25_tier_depth(%s::bigint, %s, %s::integer, %s::
 
 def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_connect, clique):
     """Unset, a leg reads one posting per 50 of the tier's documents (over the depth factor,
-    shared among the terms past 8) when that is more than 2,000; another tenant's size is
-    never read, and hostile arguments get a clean depth."""
+    shared among the terms past 8) when that is more than 2,000, up to 8,000; another
+    tenant's size is never read, and hostile arguments get a clean depth."""
     (globex, _), (acme, _) = clique["globex"], clique["acme"]
-    for tier, docs in [("symbol", 1_000_000), ("file", 250_000)]:
+    for tier, docs in [("symbol", 300_000), ("file", 250_000)]:
         db.execute(
             "update corpus_stats set docs = %s where tenant_id = %s and tier = %s",
             (docs, globex, tier),
         )
     own = app_connect(globex)
-    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 20_000
-    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 8)).fetchone()[0] == 20_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 6_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 8)).fetchone()[0] == 6_000
     assert own.execute(TIER_DEPTH, (globex, "file", 1, 3)).fetchone()[0] == 5_000
-    # a long question's terms share it: 16 terms read half as deep, 80 no deeper than 2,000
-    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 16)).fetchone()[0] == 10_000
+    # a long question's terms share it: 12 terms read 4,000, 80 no deeper than 2,000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 12)).fetchone()[0] == 4_000
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 80)).fetchone()[0] == 2_000
-    # one ref of many: the scope's share of the documents, which the leg reads 8x deeper
-    assert own.execute(TIER_DEPTH, (globex, "symbol", 8, 3)).fetchone()[0] == 2_500
-    assert own.execute(TIER_DEPTH, (globex, "file", 8, 3)).fetchone()[0] == 2_000
+    # one ref of many: the scope's share of the documents, which the leg reads deeper
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 2, 3)).fetchone()[0] == 3_000
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 8, 3)).fetchone()[0] == 2_000
+    db.execute(
+        "update corpus_stats set docs = 10000000 where tenant_id = %s and tier = 'symbol'",
+        (globex,),
+    )
+    assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 8_000  # the most
     own.execute("set codesift.bm25_depth = 3000")  # a setting is read as it is
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 3_000
     # acme asking with globex's id sees none of its statistics: the default, nothing told
