@@ -191,14 +191,12 @@ def corpus_indexed(dsn: str, db: str, tenant: str, repo: str) -> bool:
 
 
 def _depth_label(conn, tenant: int, tier: str, depth: str) -> str:
-    """The depth as set, or `default` with the depth the engine reads for the tier (the file
-    leg reads half of it)."""
+    """The depth as set, or `default` with the depth the engine reads for the tier, asked of
+    the legs' own rule (a whole-tenant scope, up to 8 terms; the file leg reads half of it)."""
     if depth != "default":
         return f"{int(depth):,}"
     reads = conn.execute(
-        "select codesift._bm25_depth(docs) from codesift.corpus_stats"
-        " where tenant_id = %s and tier = %s",
-        (tenant, tier),
+        "select codesift._bm25_tier_depth(%s, %s, 1, 0)", (tenant, tier)
     ).fetchone()[0]
     return f"={reads:,}"
 
