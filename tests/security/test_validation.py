@@ -157,6 +157,9 @@ def test_a_bad_bm25_depth_is_a_clear_error(db, two, acme, app_connect, depth):
         ("", 300_000, 6_000),
         ("", 500_000, 8_000),  # the most a tier's size reads
         ("", 10**15, 8_000),
+        ("", 2**63 - 1, 8_000),  # hostile sizes read a clean depth, no error
+        ("", -(2**63), 2000),
+        ("", None, 2000),
         (" 2500 ", 500_000, 2500),  # a setting is read as it is, whatever the tier's size
         ("-5", 0, 1),
         ("0", 0, 1),
