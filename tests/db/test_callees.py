@@ -4,6 +4,7 @@ it; a call never reaches another tenant's code."""
 
 import psycopg
 from codesift.indexer import index_repository
+from codesift_db import plans
 from codesift_db.pipeline import callees
 
 CHECKOUT_PY = '''"""Checkout."""
@@ -123,3 +124,26 @@ def test_a_method_defined_in_hundreds_of_files_resolves_in_the_callers_own(
     rows = _explain(app_connect(_tenant(db, "acme")))
     called = {(r[0], r[1]) for r in rows if r[2] == "Checkout.checkout_invoice_total"}
     assert called == {("app/zz_checkout.py", "Checkout.settle_amount")}
+
+
+def test_a_helper_defined_in_many_files_is_read_a_bounded_few_times(
+    db, dsn, make_repo, app_connect
+):
+    # `settle_amount` is a top-level function of 60 files: a bare call to it is ambiguous
+    # whichever of them the lookup reads, so it reads at most a few dozen, not all
+    helper = "def settle_amount(value):\n    return value\n"
+    files = {f"app/aa_{i:03d}.py": helper for i in range(60)}
+    files["app/checkout.py"] = CHECKOUT_PY.replace("from app.rounding import settle_amount\n", "")
+    _index(dsn, make_repo, files, "acme")
+    conn = app_connect(_tenant(db, "acme"))
+    types = ", ".join(callees.CALLED_TYPES)
+    conn.execute(f"prepare called ({types}) as {plans.load('called_symbols')}")
+    repository = conn.execute("select id from codesift.repositories").fetchone()[0]
+    rows = conn.execute(
+        f"execute called(array[{int(repository)}], array['settle_amount'], array[]::text[],"
+        " array[]::bigint[], array[]::text[], array['settle_amount'], current_tenant_id())"
+    ).fetchall()
+    assert 0 < len(rows) <= 20
+    # and none is taken for the one the call means
+    reached = [r for r in _explain(conn) if r[2] is not None]
+    assert not any(r[1] == "settle_amount" for r in reached)

@@ -1,7 +1,7 @@
 -- The definitions a call from the best candidates may mean (pipeline/callees.py), names $2
 -- (lowercase): the functions and methods of the callers' own files (blob $3[i], live at
 -- repository $4[i], path $5[i]), and for the names called bare ($6) the top-level functions
--- live in repositories $1 (tenant $7), at most 100 a name. Only these can resolve a call, so
+-- live in repositories $1 (tenant $7), at most 20 a name. Only these can resolve a call, so
 -- a common method name (`get`) is not looked up across the whole scope.
 select
     s.symbol_id,
@@ -37,27 +37,27 @@ select
     d.name,
     d.qualified_name,
     d.kind
-from (
-    select
-        s.id as symbol_id,
-        f.repository_id,
-        f.path,
-        s.name_key as name,
-        lower(s.qualified_name) as qualified_name,
-        s.kind,
-        row_number() over (
-            partition by s.name_key order by f.path asc, s.start_line asc
-        ) as nth
-    from codesift.code_symbols as s
-    inner join codesift.files as f
-        on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
-    where
-        f.live
-        and s.tenant_id = $7
-        and s.name_key = any($6)
-        and f.repository_id = any($1)
-        and s.kind = 'function'
-        and lower(s.qualified_name) = s.name_key
-) as d
-where d.nth <= 100
+from unnest($6::text[]) as n (name)
+cross join
+    lateral ( -- noqa: ST05
+        select
+            s.id as symbol_id,
+            f.repository_id,
+            f.path,
+            s.name_key as name,
+            lower(s.qualified_name) as qualified_name,
+            s.kind
+        from codesift.code_symbols as s
+        inner join codesift.files as f
+            on s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
+        where
+            f.live
+            and s.tenant_id = $7
+            and s.name_key = n.name
+            and f.repository_id = any($1)
+            and s.kind = 'function'
+            and lower(s.qualified_name) = s.name_key
+        -- any 20: a name defined more often than that is ambiguous whichever they are
+        limit 20 -- noqa: AM09
+    ) as d
 order by path asc, symbol_id asc
