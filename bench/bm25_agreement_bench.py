@@ -8,7 +8,9 @@ uses real code instead: the first run (or --rebuild) downloads the source distri
 Django and SymPy from PyPI (about 110,000 symbols, 6,600 files; --packages names others,
 --wheels takes their wheels), commits them to a git repository in a temp folder and indexes
 it without embeddings (lexical legs only need the postings) into --db, which later runs
-reuse.
+reuse. --add-packages grows a built corpus without rebuilding it: those packages become
+another repository (--add-repo) of the same tenant, indexed once, and the questions then ask
+the whole tenant (every repository of it in scope, as one scope of a million symbols).
 
 For each question (30 about Django and SymPy, or --questions FILE with one per line), the top
 20 of bm25_symbols and bm25_files at each --depths value (the setting codesift.bm25_depth:
@@ -85,7 +87,7 @@ scored as (
 select scored.symbol_id, scored.score from scored
 where exists (select 1 from codesift.code_symbols s join codesift.files f
     on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
-    and f.repository_id = %(r)s where s.id = scored.symbol_id)
+    and f.repository_id = any(%(r)s) where s.id = scored.symbol_id)
 order by scored.score desc, scored.symbol_id
 limit 20
 """,
@@ -98,7 +100,7 @@ idf as (
 select f.path, sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) as score
 from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
 join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
-    and f.repository_id = %(r)s
+    and f.repository_id = any(%(r)s)
 group by f.path
 order by score desc, f.path
 limit 20
@@ -106,9 +108,9 @@ limit 20
 }
 LEGS = {
     "symbol": "select symbol_id, score from codesift._bm25_symbols(%(t)s, %(terms)s,"
-    " array[%(r)s]::bigint[], null, null, null, 50, 1.2, 0.75) limit 20",
+    " %(r)s::bigint[], null, null, null, 50, 1.2, 0.75) limit 20",
     "file": "select path, score from codesift._bm25_files(%(t)s, %(terms)s,"
-    " array[%(r)s]::bigint[], null, null, 40, 1.2, 0.75) limit 20",
+    " %(r)s::bigint[], null, null, 40, 1.2, 0.75) limit 20",
 }
 
 
@@ -151,9 +153,16 @@ def commit_tree(tree: Path, home: Path) -> None:
 
 def build(dsn: str, db: str, repo: str, tenant: str, specs: list[str], wheels: bool) -> None:
     """Fresh database with the packages `specs` indexed as one repository (no embeddings)."""
+    benchdb.create(db, server_dsn=dsn)
+    benchdb.migrate(db, dsn)
+    add(dsn, db, repo, tenant, specs, wheels)
+
+
+def add(dsn: str, db: str, repo: str, tenant: str, specs: list[str], wheels: bool) -> None:
+    """The packages `specs` indexed as the repository `repo` of `tenant` (no embeddings) in
+    the migrated database `db`, beside what it holds."""
     from codesift.indexer import index_repository
 
-    benchdb.create(db, server_dsn=dsn)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         log(f"downloading {', '.join(specs)} from PyPI ({'wheels' if wheels else 'sdists'})")
@@ -163,9 +172,8 @@ def build(dsn: str, db: str, repo: str, tenant: str, specs: list[str], wheels: b
         for archive in sorted((work / "archives").iterdir()):
             unpack(archive, tree)
         commit_tree(tree, work)
-        benchdb.migrate(db, dsn)
         with benchdb.connect(db, dsn) as conn:
-            log("indexing (no embeddings); a few minutes per 100,000 symbols")
+            log(f"indexing {repo} (no embeddings); a few minutes per 100,000 symbols")
             t0 = time.perf_counter()
             s = index_repository(conn, tree, name=repo, tenant=tenant, embed=False)
             took = time.perf_counter() - t0
@@ -201,7 +209,7 @@ def _depth_label(conn, tenant: int, tier: str, depth: str) -> str:
     return f"={reads:,}"
 
 
-def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[str]) -> None:
+def measure(conn, tenant: int, repos: list[int], questions: list[str], depths: list[str]) -> None:
     conn.execute("set jit = off")
     print(
         f"{'tier':7} {'depth':>10} {'top-20 overlap':>15} {'score share':>12}"
@@ -211,7 +219,7 @@ def measure(conn, tenant: int, repo: int, questions: list[str], depths: list[str
         cases, exhaustive_ms = [], []
         for q in questions:
             terms = conn.execute("select codesift._query_terms(%s)", (q,)).fetchone()[0]
-            params = {"t": tenant, "r": repo, "terms": terms, "weights": None}
+            params = {"t": tenant, "r": repos, "terms": terms, "weights": None}
             t0 = time.perf_counter()
             exact = conn.execute(EXHAUSTIVE[tier], params).fetchall()
             exhaustive_ms.append((time.perf_counter() - t0) * 1000)
@@ -275,6 +283,12 @@ def main() -> None:
         help="codesift.bm25_depth values; `default` leaves it unset (the engine's own)",
     )
     ap.add_argument("--questions", type=Path, help="one question per line (default: built-in)")
+    ap.add_argument(
+        "--add-packages",
+        help="pip requirement specs indexed as another repository of the tenant (--add-repo), "
+        "to grow the corpus without rebuilding it; the questions then ask the whole tenant",
+    )
+    ap.add_argument("--add-repo", default="more", help="the repository --add-packages builds")
     args = ap.parse_args()
     benchdb.check_name(args.db)
     dsn = current_dsn()
@@ -284,21 +298,27 @@ def main() -> None:
     else:
         # measure the engine of this checkout, not the one that built it
         benchdb.migrate(args.db, dsn)
+    if args.add_packages and not corpus_indexed(dsn, args.db, args.tenant, args.add_repo):
+        specs = [p.strip() for p in args.add_packages.split(",") if p.strip()]
+        add(dsn, args.db, args.add_repo, args.tenant, specs, args.wheels)
     questions = (
         [q.strip() for q in args.questions.read_text().splitlines() if q.strip()]
         if args.questions
         else QUESTIONS
     )
     with benchdb.connect(args.db, dsn, autocommit=True) as conn:
-        row = conn.execute(
-            "select r.tenant_id, r.id, (select count(*) from codesift.code_symbols"
-            " where tenant_id = r.tenant_id) from codesift.repositories r join codesift.tenants t"
-            " on t.id = r.tenant_id where t.name = %s and r.name = %s",
-            (args.tenant, args.repo),
+        tenant, repos, symbols = conn.execute(
+            "select t.id, array_agg(r.id order by r.id), (select count(*)"
+            " from codesift.code_symbols where tenant_id = t.id) from codesift.tenants t"
+            " join codesift.repositories r on r.tenant_id = t.id where t.name = %s"
+            " group by t.id",
+            (args.tenant,),
         ).fetchone()
-        tenant, repo, symbols = row
-        print(f"bm25 agreement: {args.db}, {symbols:,} symbols, {len(questions)} questions")
-        measure(conn, tenant, repo, questions, parse_depths(args.depths))
+        print(
+            f"bm25 agreement: {args.db}, {symbols:,} symbols in {len(repos)} repositories,"
+            f" {len(questions)} questions"
+        )
+        measure(conn, tenant, repos, questions, parse_depths(args.depths))
 
 
 if __name__ == "__main__":
