@@ -149,3 +149,13 @@ def test_the_fill_reads_each_candidates_tokens_once_over_its_rounds(monkeypatch)
     assert out["s:1"]["packed"]
     assert all(out[c["id"]]["decision"] == packing.NOT_PACKED_BUDGET for c in copies)
     assert len(calls) == 1 + len(copies)
+
+
+def test_a_name_read_to_the_lookups_bound_means_nothing():
+    # sql/called_symbols.sql reads at most BARE_READ of a name called bare: at the bound
+    # the code's one may be among those left out, so whichever were read decide nothing
+    seed = {"key": ("s", 1), "path": "app/a.py"}
+    code = _row(2, "app/helpers.py", "settle")
+    tests = [_row(10 + i, f"tests/test_{i}.py", "settle") for i in range(callees.BARE_READ)]
+    assert callees._resolve(("settle", True), seed, [code, *tests[:-2]]) == [code]
+    assert callees._resolve(("settle", True), seed, [code, *tests[:-1]]) == []

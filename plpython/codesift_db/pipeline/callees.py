@@ -24,8 +24,11 @@ CALLER_FILES = 3  # files whose best candidate symbols' calls are followed
 SEEDS_PER_FILE = 2  # of each, its best candidate symbols
 CALLEES_PER_SEED = 2  # of each, the names called most often (first called on ties)
 CALL_DECAY = 0.8  # a callee scores its caller's score times this
-CALLED_TYPES = ["bigint[]", "text[]", "text[]", "bigint[]", "text[]", "text[]", "bigint"]
+CALLED_TYPES = ["bigint[]", "text[]", "text[]", "bigint[]", "text[]", "text[]", "bigint", "int"]
 MAX_CALLS = 64  # names of each seed looked up, most called first: a bound on the lookup
+# top-level functions of a name called bare that sql/called_symbols.sql reads at most: a
+# name defined this often is ambiguous, whichever of its definitions the read returned
+BARE_READ = 20
 # a name before '(': after a '.', a method of some object (its type unknown here); after
 # an '@', a decorator, which wraps the code rather than doing its work
 CALL = re.compile(r"([.@]?)\s*(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]{2,})\s*\(")
@@ -73,7 +76,7 @@ def callable_kind(row: dict) -> bool:
 def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]:
     """Definitions a call from seed means, of the rows of its name: one in its own file;
     else, for a bare call, the functions of that name when there are few (an imported
-    helper)."""
+    helper), never when BARE_READ or more define it."""
     bare = call[1]
     # code calls tests' helpers only in tests
     tests = file_kind(seed["path"]) == "test"
@@ -87,6 +90,8 @@ def _resolve(call: tuple[str, bool], seed: dict, rows: list[dict]) -> list[dict]
     own_file = [r for r in fits if r["path"] == seed["path"]]
     if own_file or not bare:
         return own_file[:1]
+    if sum(1 for r in rows if r["kind"] == "function" and callable_kind(r)) >= BARE_READ:
+        return []  # the read may have left out the one this call means
     functions = [r for r in fits if r["kind"] == "function"]
     return functions if len(functions) <= AMBIGUOUS else []
 
@@ -116,6 +121,7 @@ def add_callees(plpy, req: "Request", items: dict) -> None:
             [s["path"] for s in chosen],
             bare,
             req.tenant,
+            BARE_READ,
         ],
     ):
         by_name.setdefault(row["name"], []).append(row)

@@ -1,8 +1,8 @@
 -- The definitions a call from the best candidates may mean (pipeline/callees.py), names $2
 -- (lowercase): the functions and methods of the callers' own files (blob $3[i], live at
 -- repository $4[i], path $5[i]), and for the names called bare ($6) the top-level functions
--- live in repositories $1 (tenant $7), at most 20 a name. Only these can resolve a call, so
--- a common method name (`get`) is not looked up across the whole scope.
+-- live in repositories $1 (tenant $7), at most $8 a name (callees.BARE_READ). Only these
+-- can resolve a call, so a common method name (`get`) is not looked up across the whole scope.
 select
     s.symbol_id,
     k.repository_id,
@@ -57,7 +57,7 @@ cross join
             and f.repository_id = any($1)
             and s.kind = 'function'
             and lower(s.qualified_name) = s.name_key
-        -- any 20: a name defined more often than that is ambiguous whichever they are
-        limit 20 -- noqa: AM09
+        -- any $8: a name defined this often is ambiguous whichever they are
+        limit $8 -- noqa: AM09
     ) as d
 order by path asc, symbol_id asc
