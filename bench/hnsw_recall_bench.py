@@ -75,7 +75,13 @@ LEG_FUNCTIONS = {
 }
 
 
-def measure(conn, tenant_name: str, texts: list[str], ef_values: list[int | None]) -> None:
+def measure(
+    conn,
+    tenant_name: str,
+    texts: list[str],
+    ef_values: list[int | None],
+    repositories: list[str] | None = None,
+) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
     found = tenant.fetchone()
     if found is None:
@@ -85,8 +91,13 @@ def measure(conn, tenant_name: str, texts: list[str], ef_values: list[int | None
     model = conn.execute("select value from codesift.settings where key = 'embedding_model'")
     m = model.fetchone()[0]
     refs = column(
-        conn, "select id from codesift.repositories where tenant_id = %(t)s order by id", {"t": t}
+        conn,
+        "select id from codesift.repositories where tenant_id = %(t)s"
+        " and (%(names)s::text[] is null or name = any(%(names)s)) order by id",
+        {"t": t, "names": repositories},
     )
+    if not refs:
+        raise SystemExit(f"tenant {tenant_name!r} has no repository named {repositories}")
     vectors = conn.execute(
         "select count(*) from codesift.code_symbols where tenant_id = %s and embedding is not null",
         (t,),
@@ -144,8 +155,14 @@ def main() -> int:
         help="comma-separated hnsw.ef_search values measured side by side besides the "
         "installed default (each set on both leg functions in a rolled-back transaction)",
     )
+    ap.add_argument(
+        "--repos",
+        help="ask only these repositories of each tenant (comma-separated names; default all, "
+        "in turn): a repository that is a small share of its tenant's vectors reads apart",
+    )
     add_question_options(ap)
     args = ap.parse_args()
+    repositories = [r.strip() for r in args.repos.split(",") if r.strip()] if args.repos else None
     ef_values = [None, *args.ef_search]
     texts = [text for _, text in short_and_long(args.short, args.long, args.words)]
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
@@ -157,7 +174,7 @@ def main() -> int:
         head = f"{'tenant':14} {'vectors':>8} {'refs':>4} {'leg':8}"
         print(f"{head} {'ef_search':>9} {'recall':>7} {'p50 ms':>7}  (questions)")
         for tenant in args.tenants.split(","):
-            measure(conn, tenant.strip(), texts, ef_values)
+            measure(conn, tenant.strip(), texts, ef_values, repositories)
     return 0
 
 
