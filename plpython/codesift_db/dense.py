@@ -16,12 +16,18 @@ rejecting rows still yield k of them, and re-sort the relaxed order outside; the
 force_custom_plan, which the unfiltered statement overrides for its own call
 (plans.run_generic).
 
-A tenant holding a small share of a shared index is read exactly instead: the walk, filtered
+A scope holding a small share of a shared index is read exactly instead: the walk, filtered
 to a share s of the rows, visits about k / s of them before it holds k (and stops early at
-pgvector's scan limits, missing near rows), while an exact sort reads only the tenant's rows.
-So a tenant of n rows in a table of N is sorted exactly when n <= k * N / n.
+pgvector's scan limits, missing near rows), while an exact sort reads only the scope's rows.
+So a scope of n rows in a table of N is sorted exactly when n <= k * N / n. The scope is the
+tenant, or the repositories asked when they are a small share of it: their rows are estimated
+from their live files (the tenant's rows times the share of its files they hold), counted
+only up to the bound that decides. Such a scope's exact sort is planned with the values: a
+generic plan cannot tell a few files of a repository from all of its tenant's, and reads them
+all.
 """
 
+import math
 from functools import lru_cache
 
 from . import plans
@@ -67,30 +73,61 @@ def files_query(k: int, path_prefix=None, language=None, exact=False) -> str:
 
 
 # the table's rows (the planner's estimate; 0 on a Citus coordinator, whose shards each hold
-# few tenants: the walk is kept there) and the tenant's (corpus_stats)
-TABLE_ROWS = (
-    "select greatest(reltuples, 0)::float8 as n from pg_catalog.pg_class where oid = $1::regclass"
+# few tenants: the walk is kept there) beside the tenant's repositories and its rows of each
+# tier (corpus_stats), and the live files in scope, counted up to a bound
+ROWS = (
+    "select greatest(c.reltuples, 0)::float8 as table_rows, s.tier, s.docs::float8 as n,"
+    " (select count(*) from codesift.repositories as r where r.tenant_id = $2) as repositories"
+    " from pg_catalog.pg_class as c left join codesift.corpus_stats as s on s.tenant_id = $2"
+    " where c.oid = $1::regclass"
 )
-TENANT_ROWS = (
-    "select docs::float8 as n from codesift.corpus_stats where tenant_id = $1 and tier = $2"
+SCOPE_FILES = (
+    "select count(*)::float8 as n from (select from codesift.files as f"
+    " where f.tenant_id = $1 and f.live and f.repository_id = any($2) limit $3) as q"
 )
 
 
-def exact_is_cheaper(tenant_rows: float, table_rows: float, k: int) -> bool:
-    """Whether sorting the tenant's rows reads fewer than the filtered index walk would."""
-    return 0 < tenant_rows and tenant_rows * tenant_rows <= k * table_rows
+def exact_is_cheaper(scope_rows: float, table_rows: float, k: int) -> bool:
+    """Whether sorting the scope's rows reads fewer than the filtered index walk would."""
+    return 0 < scope_rows and scope_rows * scope_rows <= k * table_rows
 
 
-def _exact(plpy, tenant, tier: str, table: str, k: int) -> bool:
-    total = plans.run(plpy, TABLE_ROWS, ["text"], [table])[0]["n"]
+def scope_files_bound(tenant_rows: float, tenant_files: float, table_rows: float, k: int) -> int:
+    """The live files in scope past which its rows (the tenant's, times the share of the
+    tenant's files it holds) are too many to sort exactly."""
+    most_rows = math.sqrt(k * table_rows)
+    return math.floor(most_rows * tenant_files / tenant_rows) + 1
+
+
+# how a leg reads: walking the index, or sorting exactly the rows of a tenant that is a small
+# share of the table, or those of repositories that are a small share of their tenant
+WALK, TENANT, SCOPE = "walk", "tenant", "scope"
+
+
+def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str:
+    rows = plans.run(plpy, ROWS, ["text", "bigint"], [table, tenant])
+    total = rows[0]["table_rows"]
     if not total:
-        return False
-    rows = plans.run(plpy, TENANT_ROWS, ["bigint", "text"], [tenant, tier])
-    return bool(rows) and exact_is_cheaper(rows[0]["n"], total, k)
+        return WALK
+    docs = {r["tier"]: r["n"] for r in rows}
+    tenant_rows, tenant_files = docs.get(tier, 0), docs.get("file", 0)
+    if exact_is_cheaper(tenant_rows, total, k):
+        return TENANT
+    # a scope of every repository and ref the tenant holds is the tenant
+    if not (tenant_rows and tenant_files and repository_ids):
+        return WALK
+    if len(repository_ids) >= rows[0]["repositories"]:
+        return WALK
+    bound = scope_files_bound(tenant_rows, tenant_files, total, k)
+    args = [tenant, repository_ids, bound]
+    in_scope = plans.run(plpy, SCOPE_FILES, ["bigint", "bigint[]", "bigint"], args)[0]["n"]
+    # none live (a ref still being indexed) is read exactly too: a walk would find no row
+    # to stop at before pgvector's scan limits
+    return SCOPE if in_scope < bound else WALK
 
 
-def _execute(plpy, query: str, types: list, args: list, filtered: bool):
-    if filtered:
+def _execute(plpy, query: str, types: list, args: list, custom_plan: bool):
+    if custom_plan:
         return plpy.execute(plpy.prepare(query, types), args)
     return plans.run_generic(plpy, query, types, args)
 
@@ -99,19 +136,19 @@ def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, languag
     """(symbol_id, distance) of the k nearest live symbols passing the filters."""
     if k is not None and k < 1:
         return []
-    exact = _exact(plpy, tenant, "symbol", "codesift.code_symbols", k)
-    query = symbols_query(k, path_prefix, language, kinds, exact)
+    read = _read_by(plpy, tenant, repository_ids, "symbol", "codesift.code_symbols", k)
+    query = symbols_query(k, path_prefix, language, kinds, read != WALK)
     args = [embedding, tenant, model, repository_ids, path_prefix, language, kinds]
     filtered = path_prefix is not None or language is not None or kinds is not None
-    return _execute(plpy, query, SYMBOL_TYPES, args, filtered)
+    return _execute(plpy, query, SYMBOL_TYPES, args, filtered or read == SCOPE)
 
 
 def files(plpy, tenant, embedding, model, repository_ids, path_prefix, language, k):
     """(repository_id, path, distance) of the live files holding the k nearest blobs."""
     if k is not None and k < 1:
         return []
-    exact = _exact(plpy, tenant, "file", "codesift.blobs", k)
-    query = files_query(k, path_prefix, language, exact)
+    read = _read_by(plpy, tenant, repository_ids, "file", "codesift.blobs", k)
+    query = files_query(k, path_prefix, language, read != WALK)
     args = [embedding, tenant, model, repository_ids, path_prefix, language]
     filtered = path_prefix is not None or language is not None
-    return _execute(plpy, query, FILE_TYPES, args, filtered)
+    return _execute(plpy, query, FILE_TYPES, args, filtered or read == SCOPE)

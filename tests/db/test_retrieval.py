@@ -255,39 +255,41 @@ def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
     assert found == 50
 
 
-def test_a_small_tenant_in_a_crowded_index_gets_its_true_nearest_rows(db, indexed):
-    """acme's few symbols among 4,000 of another tenant: a walk that gives up after 100
-    tuples (a stand-in for pgvector's scan limits on a large table) would find almost none
-    of acme's, so the leg sorts acme's rows exactly."""
-    acme = indexed["tenant"]
-    crowd = db.execute("insert into tenants (name) values ('crowd') returning id").fetchone()[0]
-    db.execute("insert into repositories (tenant_id, name) values (%s, 'many')", (crowd,))
+def _crowd(db, tenant, query, rows=4000):
+    """A repository 'many' of `tenant` whose `rows` files each hold one symbol nearer the
+    question than any of requestsish's: a walk meets them first."""
+    db.execute("insert into repositories (tenant_id, name) values (%s, 'many')", (tenant,))
     db.execute(
         "insert into blobs (tenant_id, sha, size, content, path_hint)"
         " select %s, lpad(to_hex(g), 40, '0'), 10, 'crowd ' || g, 'f' || g || '.txt'"
-        " from generate_series(1, 4000) g",
-        (crowd,),
+        " from generate_series(1, %s) g",
+        (tenant, rows),
     )
-    # the crowd sits nearer the question than any of acme's rows: a walk meets it first
-    query = db.execute("select embed_query('follow redirects')").fetchone()[0]
     db.execute(
         "insert into code_symbols (tenant_id, blob_sha, name, qualified_name, kind,"
         " start_line, end_line, body, embedding_model, embedding)"
         " select %s, sha, 'crowd', 'crowd', 'function', 1, 1, content, 'all-MiniLM-L6-v2',"
         " (select array_agg(q[i] + (random() - 0.5) * 0.02)::vector(384)"
         "  from generate_series(1, 384) i where sha is not null)"
-        " from blobs, (select %s::vector::real[] as q) as v where tenant_id = %s",
-        (crowd, query, crowd),
+        " from blobs, (select %s::vector::real[] as q) as v"
+        " where tenant_id = %s and content like 'crowd %%'",
+        (tenant, query, tenant),
     )
     db.execute(
         "insert into files (repository_id, tenant_id, path, blob_sha)"
         " select r.id, r.tenant_id, b.path_hint, b.sha from repositories r"
-        " join blobs b on b.tenant_id = r.tenant_id where r.tenant_id = %s",
-        (crowd,),
+        " join blobs b on b.tenant_id = r.tenant_id and b.content like 'crowd %%'"
+        " where r.tenant_id = %s and r.name = 'many'",
+        (tenant,),
     )
-    db.execute("analyze")
+
+
+def _assert_the_legs_find_requestsish_nearest(db, tenant, query) -> int:
+    """Both dense legs asked in requestsish, under a walk that gives up after 100 tuples (a
+    stand-in for pgvector's scan limits on a large table), return its 5 nearest rows; its
+    repository id."""
     repo = db.execute(
-        "select id from repositories where tenant_id = %s and name = 'requestsish'", (acme,)
+        "select id from repositories where tenant_id = %s and name = 'requestsish'", (tenant,)
     ).fetchone()[0]
     truth = [
         r[0]
@@ -296,22 +298,35 @@ def test_a_small_tenant_in_a_crowded_index_gets_its_true_nearest_rows(db, indexe
             " on v.tenant_id = s.tenant_id and v.blob_sha = s.blob_sha"
             " where s.tenant_id = %s and v.repository_id = %s and s.embedding is not null"
             " order by s.embedding <=> %s::vector, s.id limit 5",
-            (acme, repo, query),
+            (tenant, repo, query),
         )
     ]
     assert len(truth) == 5
     db.execute("set hnsw.max_scan_tuples = 100")
     found = db.execute(
         "select symbol_id from _dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, null, 5)",
-        (acme, query, [repo]),
+        (tenant, query, [repo]),
     ).fetchall()
     files = db.execute(
         "select count(*) from _dense_files(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, 5)",
-        (acme, query, [repo]),
+        (tenant, query, [repo]),
     ).fetchone()[0]
     db.execute("reset hnsw.max_scan_tuples")
     assert [r[0] for r in found] == truth
     assert files == 5
+    return repo
+
+
+def test_a_small_tenant_in_a_crowded_index_gets_its_true_nearest_rows(db, indexed):
+    """acme's few symbols among 4,000 of another tenant: a walk that gives up after 100
+    tuples (a stand-in for pgvector's scan limits on a large table) would find almost none
+    of acme's, so the leg sorts acme's rows exactly."""
+    acme = indexed["tenant"]
+    crowd = db.execute("insert into tenants (name) values ('crowd') returning id").fetchone()[0]
+    query = db.execute("select embed_query('follow redirects')").fetchone()[0]
+    _crowd(db, crowd, query)
+    db.execute("analyze")
+    repo = _assert_the_legs_find_requestsish_nearest(db, acme, query)
     # as the legs run them, on a cached generic plan: the crowd's rows are never read
     db.execute("set plan_cache_mode = force_generic_plan")
     cursor = psycopg.ClientCursor(db)
@@ -341,6 +356,27 @@ def test_a_small_tenant_in_a_crowded_index_gets_its_true_nearest_rows(db, indexe
         ):
             got = db.execute(f"select count(*) from {leg}", (tenant, query, repos)).fetchone()
             assert got == (0,), (tenant, leg)
+
+
+def test_a_small_repository_of_a_crowded_tenant_gets_its_true_nearest_rows(db, indexed):
+    """requestsish beside 4,000 files of acme's own, nearer the question: the tenant is all
+    of the index, but the repository asked is a small share of it, so its rows are sorted
+    exactly rather than walked past the crowd."""
+    acme = indexed["tenant"]
+    query = db.execute("select embed_query('follow redirects')").fetchone()[0]
+    _crowd(db, acme, query)
+    # as indexing them would have counted them
+    db.execute("update corpus_stats set docs = docs + 4000 where tenant_id = %s", (acme,))
+    db.execute("analyze")
+    _assert_the_legs_find_requestsish_nearest(db, acme, query)
+    # asked in both repositories, the scope is the crowd's: the walk finds it
+    both = [r[0] for r in db.execute("select id from repositories where tenant_id = %s", (acme,))]
+    found = db.execute(
+        "select s.name from _dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, null, 5)"
+        " as d join code_symbols s on s.id = d.symbol_id",
+        (acme, query, both),
+    ).fetchall()
+    assert [r[0] for r in found] == ["crowd"] * 5
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,18 @@ def test_a_tenant_with_a_small_share_of_the_index_is_sorted_exactly():
     assert not dense.exact_is_cheaper(500, 0, 40)  # a Citus coordinator's empty shell table
 
 
+def test_a_scope_is_sorted_exactly_below_a_bound_on_its_live_files():
+    # 1M rows in the table, 900k of them the tenant's in 9,000 files: at most sqrt(40M) =
+    # 6,324 rows are sorted exactly, so a scope of fewer than 64 of the tenant's files
+    bound = dense.scope_files_bound(900_000, 9_000, 1_000_000, 40)
+    assert bound == 64
+    rows_per_file = 900_000 / 9_000
+    assert dense.exact_is_cheaper((bound - 1) * rows_per_file, 1_000_000, 40)
+    assert not dense.exact_is_cheaper((bound + 1) * rows_per_file, 1_000_000, 40)
+    # the file leg: the tenant's rows are its files
+    assert dense.scope_files_bound(9_000, 9_000, 1_000_000, 40) == 6_325
+
+
 @pytest.mark.parametrize("k", [0, -1, True, 2.5, "3", None])
 def test_dense_k_must_be_a_positive_integer(k):
     with pytest.raises(ValueError):
