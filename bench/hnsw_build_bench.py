@@ -25,6 +25,7 @@ from pathlib import Path
 
 import psycopg
 from codesift.db import current_dsn
+from hnsw_recall_bench import ef_search_values
 from question_sets import add_question_options, column, first_words, parser, short_and_long
 
 COPY = (
@@ -47,17 +48,6 @@ def builds(text: str) -> list[tuple[int, int]]:
             raise argparse.ArgumentTypeError(f"{item!r}: m 2-100, ef_construction 4-1000, >= 2m")
         out.append((m, ef))
     return out
-
-
-def whole_numbers(text: str) -> list[int]:
-    """--ef-search: comma-separated whole numbers from 1 to 1000."""
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated whole numbers") from None
-    if not values or any(not 1 <= v <= 1000 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: each from 1 to 1000")
-    return values
 
 
 def questions(args) -> list[str]:
@@ -86,7 +76,7 @@ def walk_recall(conn, vectors: list[str], exact: list[list], ef_search: int) -> 
 def main() -> int:
     ap = parser(__doc__)
     ap.add_argument("--builds", type=builds, default=[(16, 64), (16, 256)])
-    ap.add_argument("--ef-search", type=whole_numbers, default=[100, 200, 400])
+    ap.add_argument("--ef-search", type=ef_search_values, default=[100, 200, 400])
     ap.add_argument("--questions", type=Path, nargs="*", help="question sets to ask instead")
     add_question_options(ap)
     args = ap.parse_args()
