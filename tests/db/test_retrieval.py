@@ -377,6 +377,25 @@ def test_a_small_repository_of_a_crowded_tenant_gets_its_true_nearest_rows(db, i
         (acme, query, both),
     ).fetchall()
     assert [r[0] for r in found] == ["crowd"] * 5
+    # a scope with no live file of acme's (a ref still being indexed, another tenant's
+    # repository) returns nothing from either leg
+    stranger = db.execute("insert into tenants (name) values ('stranger') returning id")
+    stranger = stranger.fetchone()[0]
+    foreign = db.execute(
+        "insert into repositories (tenant_id, name) values (%s, 'theirs') returning id", (stranger,)
+    ).fetchone()[0]
+    empty = db.execute(
+        "insert into repositories (tenant_id, name) values (%s, 'empty') returning id", (acme,)
+    ).fetchone()[0]
+    db.execute("set hnsw.max_scan_tuples = 100")
+    for repos in ([foreign], [empty]):
+        for leg in (
+            "_dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, null, 5)",
+            "_dense_files(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, 5)",
+        ):
+            got = db.execute(f"select count(*) from {leg}", (acme, query, repos)).fetchone()
+            assert got == (0,), (repos, leg)
+    db.execute("reset hnsw.max_scan_tuples")
 
 
 @pytest.mark.parametrize(
