@@ -57,6 +57,9 @@ PRIVILEGE = {
 }
 
 
+STORAGE = {"p": "plain", "e": "external", "m": "main", "x": "extended"}
+
+
 def _one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
@@ -154,16 +157,20 @@ def _relation(conn: psycopg.Connection, roles: _Roles, oid: int, name: str, kind
         """
         select a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
             pg_get_expr(d.adbin, d.adrelid), a.attidentity, a.attgenerated,
-            col_description(a.attrelid, a.attnum)
+            col_description(a.attrelid, a.attnum),
+            nullif(a.attstorage, t.typstorage)
         from pg_attribute as a
+        inner join pg_type as t on t.oid = a.atttypid
         left join pg_attrdef as d on d.adrelid = a.attrelid and d.adnum = a.attnum
         where a.attrelid = %s and a.attnum > 0 and not a.attisdropped
         order by a.attnum
         """,
         (oid,),
     ).fetchall():
-        colname, coltype, notnull, default, identity, generated, colcomment = col
+        colname, coltype, notnull, default, identity, generated, colcomment, storage = col
         line = f"        {colname} {coltype}{' not null' if notnull else ''}"
+        if storage:  # only where it differs from the type's
+            line += f" storage {STORAGE[storage]}"
         if identity:
             line += " generated " + ("always" if identity == "a" else "by default") + " as identity"
         elif generated:

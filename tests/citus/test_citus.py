@@ -223,3 +223,53 @@ def test_the_vector_probe_reads_only_the_tenants_worker(citus_cluster, citus_ind
             assert conn.execute(probe, unknown).fetchone()[0] is False
         assert found is True
         assert servers and set(servers) == {str(citus_cluster.worker_of(tenant_id))}
+
+
+VECTORS_INLINE = ROOT / "sql" / "incremental" / "032-vectors-inline.sql"
+VECTOR_TABLES = ("codesift.code_symbols", "codesift.blobs")
+
+
+def _vector_storage(conn: psycopg.Connection) -> dict[str, set[str]]:
+    """table -> the storage of its embedding column on the coordinator and on every shard."""
+    found: dict[str, set[str]] = {}
+    for table in VECTOR_TABLES:
+        query = (
+            "select attstorage::text from pg_attribute"
+            " where attrelid = '%s'::regclass and attname = 'embedding'"
+        )
+        own = conn.execute(query.replace("%s", table)).fetchone()[0]
+        shards = conn.execute(
+            "select success, result from run_command_on_shards(%s, %s)", (table, query)
+        ).fetchall()
+        assert shards and all(ok for ok, _ in shards), shards
+        found[table] = {own} | {result for _, result in shards}
+    return found
+
+
+def test_vectors_stay_in_their_rows_on_every_shard(citus_cluster):
+    """Distributed after the migrations, each shard took the coordinator's storage (main)."""
+    with psycopg.connect(citus_cluster.dsn) as conn:
+        assert _vector_storage(conn) == {t: {"m"} for t in VECTOR_TABLES}
+
+
+def test_the_vector_storage_migration_runs_on_a_distributed_cluster(citus_cluster):
+    """An installation distributed before migration 032 (its shards and the coordinator's
+    tables at pgvector's `external`) is migrated: Citus refuses SET STORAGE on a distributed
+    table, so the migration alters each shard and the coordinator's table itself."""
+    with psycopg.connect(citus_cluster.dsn, autocommit=True) as conn:
+        for table in VECTOR_TABLES:
+            conn.execute(
+                "select run_command_on_shards(%s, %s)",
+                (table, "alter table %s alter column embedding set storage external"),
+            )
+            with conn.transaction():
+                conn.execute("set local citus.enable_ddl_propagation = off")
+                conn.execute(f"alter table {table} alter column embedding set storage external")
+        assert _vector_storage(conn) == {t: {"e"} for t in VECTOR_TABLES}
+        with pytest.raises(psycopg.errors.FeatureNotSupported):
+            conn.execute("alter table codesift.blobs alter column embedding set storage main")
+        with conn.transaction():
+            conn.execute(VECTORS_INLINE.read_text(encoding="utf-8"))
+            # DDL reaches the workers again after it
+            assert conn.execute("show citus.enable_ddl_propagation").fetchone()[0] == "on"
+        assert _vector_storage(conn) == {t: {"m"} for t in VECTOR_TABLES}
