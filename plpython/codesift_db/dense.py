@@ -4,8 +4,14 @@ One statement text per combination of filters in use, with k written into it: un
 parameter the planner assumes a tenth of the rows are wanted and prefers an exact sort.
 
 Unfiltered (the usual call), the statement is prepared once per backend and runs on a cached
-generic plan: that plan is the same index walk, and planning it again at every call, as
-dynamic SQL did, cost as much as the walk itself (1.1 ms of 2-3 ms at 100k symbols).
+generic plan: planning it again at every call, as dynamic SQL did, cost as much as the walk
+itself (1.1 ms of 2-3 ms at 100k symbols). That plan is the index walk where the planner's
+generic guess of a tenant's rows (the table over its tenants) is large; among many small
+tenants it read every live file of a large one and sorted its rows (236 ms instead of 5 for
+the 15 refs of a pylint tenant among 13). A walk over a whole tenant is therefore planned
+without sorts and probes the files row by row as it reaches them (TENANT_WALK); a walk over
+some of its repositories keeps the planner's choice, which there is often that exact read,
+steadier for a question far from the scope than a walk (bench/results/dense-walk-plans.txt).
 With filters, it is planned at every call with the values: how many rows a path prefix or a
 kind keeps decides between walking the index and sorting the few rows that pass, and a
 generic plan cannot know it (at 100k symbols it sorted every row: 1.2 s instead of 2 ms).
@@ -60,16 +66,24 @@ def _in_use(**filters) -> frozenset:
     return frozenset(name for name, value in filters.items() if value is not None)
 
 
-def symbols_query(k: int, path_prefix=None, language=None, kinds=None, exact=False) -> str:
-    """The symbols statement with only the filters in use ($1..$7 are always declared)."""
+def symbols_query(
+    k: int, path_prefix=None, language=None, kinds=None, exact=False, tenant_walk=False
+) -> str:
+    """The symbols statement with only the filters in use ($1..$7 are always declared);
+    tenant_walk: the files probed row by row (see the module's docstring)."""
     in_use = _in_use(path_prefix=path_prefix, language=language, kinds=kinds)
-    return _statement("dense_symbols", _limit(k), in_use, exact)
+    return _statement("dense_symbols", _limit(k), in_use | _probe(tenant_walk), exact)
 
 
-def files_query(k: int, path_prefix=None, language=None, exact=False) -> str:
-    """The files statement with only the filters in use ($1..$6 are always declared)."""
+def files_query(k: int, path_prefix=None, language=None, exact=False, tenant_walk=False) -> str:
+    """The files statement with only the filters in use ($1..$6 are always declared);
+    tenant_walk as for symbols_query."""
     in_use = _in_use(path_prefix=path_prefix, language=language)
-    return _statement("dense_files", _limit(k), in_use, exact)
+    return _statement("dense_files", _limit(k), in_use | _probe(tenant_walk), exact)
+
+
+def _probe(tenant_walk: bool) -> frozenset:
+    return frozenset({TENANT_WALK}) if tenant_walk else frozenset()
 
 
 # the table's rows (the planner's estimate; 0 on a Citus coordinator, whose shards each hold
@@ -99,9 +113,10 @@ def scope_files_bound(tenant_rows: float, tenant_files: float, table_rows: float
     return math.floor(most_rows * tenant_files / tenant_rows) + 1
 
 
-# how a leg reads: walking the index, or sorting exactly the rows of a tenant that is a small
-# share of the table, or those of repositories that are a small share of their tenant
-WALK, TENANT, SCOPE = "walk", "tenant", "scope"
+# how a leg reads: walking the index (over some of a tenant's repositories, or over all of
+# them), or sorting exactly the rows of a tenant that is a small share of the table, or those
+# of repositories that are a small share of their tenant
+WALK, TENANT_WALK, TENANT, SCOPE = "walk", "tenant_walk", "tenant", "scope"
 
 
 def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str:
@@ -114,9 +129,9 @@ def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str
     if exact_is_cheaper(tenant_rows, total, k):
         return TENANT
     # a scope of every repository and ref the tenant holds is the tenant
+    if tenant_rows and (not repository_ids or len(repository_ids) >= rows[0]["repositories"]):
+        return TENANT_WALK
     if not (tenant_rows and tenant_files and repository_ids):
-        return WALK
-    if len(repository_ids) >= rows[0]["repositories"]:
         return WALK
     bound = scope_files_bound(tenant_rows, tenant_files, total, k)
     args = [tenant, repository_ids, bound]
@@ -126,10 +141,10 @@ def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str
     return SCOPE if in_scope < bound else WALK
 
 
-def _execute(plpy, query: str, types: list, args: list, custom_plan: bool):
-    if custom_plan:
+def _execute(plpy, query: str, types: list, args: list, read: str, filtered: bool):
+    if filtered or read == SCOPE:
         return plpy.execute(plpy.prepare(query, types), args)
-    return plans.run_generic(plpy, query, types, args)
+    return plans.run_generic(plpy, query, types, args, sort=read != TENANT_WALK)
 
 
 def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, language, kinds, k):
@@ -137,10 +152,11 @@ def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, languag
     if k is not None and k < 1:
         return []
     read = _read_by(plpy, tenant, repository_ids, "symbol", "codesift.code_symbols", k)
-    query = symbols_query(k, path_prefix, language, kinds, read != WALK)
-    args = [embedding, tenant, model, repository_ids, path_prefix, language, kinds]
     filtered = path_prefix is not None or language is not None or kinds is not None
-    return _execute(plpy, query, SYMBOL_TYPES, args, filtered or read == SCOPE)
+    exact, probe = read in (TENANT, SCOPE), read == TENANT_WALK and not filtered
+    query = symbols_query(k, path_prefix, language, kinds, exact, probe)
+    args = [embedding, tenant, model, repository_ids, path_prefix, language, kinds]
+    return _execute(plpy, query, SYMBOL_TYPES, args, read, filtered)
 
 
 def files(plpy, tenant, embedding, model, repository_ids, path_prefix, language, k):
@@ -148,7 +164,8 @@ def files(plpy, tenant, embedding, model, repository_ids, path_prefix, language,
     if k is not None and k < 1:
         return []
     read = _read_by(plpy, tenant, repository_ids, "file", "codesift.blobs", k)
-    query = files_query(k, path_prefix, language, read != WALK)
-    args = [embedding, tenant, model, repository_ids, path_prefix, language]
     filtered = path_prefix is not None or language is not None
-    return _execute(plpy, query, FILE_TYPES, args, filtered or read == SCOPE)
+    exact, probe = read in (TENANT, SCOPE), read == TENANT_WALK and not filtered
+    query = files_query(k, path_prefix, language, exact, probe)
+    args = [embedding, tenant, model, repository_ids, path_prefix, language]
+    return _execute(plpy, query, FILE_TYPES, args, read, filtered)

@@ -8,7 +8,7 @@ statements of the query path.
 
     prepared(plpy, query, types) -> plan
     run(plpy, query, types, args) -> result
-    run_generic(plpy, query, types, args) -> result, always on the statement's generic plan
+    run_generic(plpy, query, types, args, sort) -> result, always on the statement's generic plan
     load(name) -> the text of sql/NAME.sql
 """
 
@@ -23,11 +23,16 @@ _plans: dict = {}
 # plan_cache_mode for one statement: not under Citus, which routes a statement by its
 # tenant_id's value (a generic plan would leave it to the coordinator to route)
 FORCE_GENERIC = (
-    "select current_setting('plan_cache_mode') as was,"
-    " set_config('plan_cache_mode', 'force_generic_plan', true)"
-    " where current_setting('citus.propagate_set_commands', true) is null"
+    "select current_setting('plan_cache_mode') as was, current_setting('enable_sort') as sort,"
+    " set_config('plan_cache_mode', 'force_generic_plan', true),"
+    " set_config('enable_sort', coalesce($1, current_setting('enable_sort')), true)"
+    " where current_setting('citus.propagate_set_commands', true) is null",
+    ["text"],
 )
-RESTORE = ("select set_config('plan_cache_mode', $1, true)", ["text"])
+RESTORE = (
+    "select set_config('plan_cache_mode', $1, true), set_config('enable_sort', $2, true)",
+    ["text", "text"],
+)
 
 
 def prepared(plpy, query: str, types: list | tuple = ()):
@@ -43,17 +48,21 @@ def run(plpy, query: str, types: list | tuple = (), args: list | tuple = ()):
     return plpy.execute(prepared(plpy, query, types), list(args))
 
 
-def run_generic(plpy, query: str, types: list | tuple = (), args: list | tuple = ()):
+def run_generic(
+    plpy, query: str, types: list | tuple = (), args: list | tuple = (), sort: bool = True
+):
     """run() on the statement's generic plan, planned once per backend: for a statement
     whose plan does not depend on its arguments' values but whose custom plan PostgreSQL
     keeps choosing, so that every call pays for planning it (more than running it costs).
-    The session's plan_cache_mode is restored after."""
-    forced = run(plpy, FORCE_GENERIC)
+    `sort` False plans it with enable_sort off: an index that yields the order (the dense
+    legs' HNSW walk) is then taken, whatever the generic estimate of the rows it would
+    otherwise read and sort. The session's settings are restored after."""
+    forced = run(plpy, *FORCE_GENERIC, [None if sort else "off"])
     try:
         return run(plpy, query, types, args)
     finally:
         if forced:
-            run(plpy, *RESTORE, [forced[0]["was"]])
+            run(plpy, *RESTORE, [forced[0]["was"], forced[0]["sort"]])
 
 
 @cache

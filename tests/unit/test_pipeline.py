@@ -144,6 +144,11 @@ def test_dense_statements_keep_only_the_filters_in_use():
     files = _code(dense.files_query(30, path_prefix="src/"))
     assert files.count("starts_with(v.path, $5)") == 2 and "$6" not in files
     assert "$5" not in _code(dense.files_query(30, language="go"))
+    # a walk over a whole tenant: its files probed per row the walk reaches
+    walks = (dense.symbols_query(40, tenant_walk=True), dense.files_query(30, tenant_walk=True))
+    for walk in walks:
+        assert "offset 0\n" in _code(walk)
+    assert "offset 0" not in plain + filtered + files
 
 
 def test_dense_statements_walk_the_index_or_sort_exactly():

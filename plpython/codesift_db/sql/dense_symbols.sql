@@ -21,6 +21,11 @@ from (
                 and v.repository_id = any($4)
                 and starts_with(v.path, $5)  -- only with path_prefix
                 and v.language = $6  -- only with language
+            -- a walk over a whole tenant: one probe per row it reaches; as a semi-join
+            -- the generic plan may read every live file first and sort their rows instead
+            -- noqa: disable=AM09
+            offset 0  -- only with tenant_walk
+            -- noqa: enable=AM09
         )
     order by s.embedding <=> $1
     limit {{ k }}
