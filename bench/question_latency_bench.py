@@ -47,6 +47,18 @@ def run(conn, texts: list[str], repo: str, reps: int, engines: list[str]) -> dic
     return times
 
 
+def questions(short_set: str, long_set: str, words: int, long_n: int) -> tuple[list, list]:
+    """The short questions (one set's texts as they are) and the long ones (another's texts
+    of `words` words or more, cut to that many; the first long_n)."""
+    short = [q["query"] for q in json.loads(Path(short_set).read_text())["queries"]]
+    long = [
+        first_words(q["query"], words)
+        for q in json.loads(Path(long_set).read_text())["queries"]
+        if len(q["query"].split(" ")) >= words
+    ][:long_n]
+    return short, long
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -70,12 +82,7 @@ def main() -> int:
     for engine in engines:
         engine_settings(engine)  # an unknown engine stops here, before any work
 
-    short = [q["query"] for q in json.loads(Path(args.queries).read_text())["queries"]]
-    long = [
-        first_words(q["query"], args.words)
-        for q in json.loads(Path(args.long).read_text())["queries"]
-        if len(q["query"].split(" ")) >= args.words
-    ][: args.long_n]
+    short, long = questions(args.queries, args.long, args.words, args.long_n)
     with psycopg.connect(args.dsn or current_dsn(), autocommit=True) as conn:
         tenant = conn.execute(
             "select id from codesift.tenants where name = %s", (args.tenant,)

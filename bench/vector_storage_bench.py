@@ -16,7 +16,6 @@ time, minutes on a large one) and leaves them at main, the schema's storage."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -29,8 +28,7 @@ sys.path.insert(0, str(ROOT / "loader"))
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.question_latency_bench import pct, run, stage_medians  # noqa: E402
-from bench.question_sets import first_words  # noqa: E402
+from bench.question_latency_bench import pct, questions, run, stage_medians  # noqa: E402
 
 TABLES = ("codesift.code_symbols", "codesift.blobs")
 STORAGES = ("external", "main")
@@ -84,12 +82,7 @@ def main() -> int:
     if any(len(p) != 2 or not all(p) for p in pairs):
         ap.error("--tenant takes TENANT:REPO")
 
-    short = [q["query"] for q in json.loads(Path(args.queries).read_text())["queries"]]
-    long = [
-        first_words(q["query"], args.words)
-        for q in json.loads(Path(args.long).read_text())["queries"]
-        if len(q["query"].split(" ")) >= args.words
-    ][: args.long_n]
+    short, long = questions(args.queries, args.long, args.words, args.long_n)
     print(f"{len(short)} short questions, {len(long)} long ({args.words} words), p50 ms")
     print(f"{'round':<7}{'storage':<10}{'tenant':<16}{'short':>8}{'long':>8}", end="")
     print("   stages (short | long)")
