@@ -129,7 +129,7 @@ def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str
     if exact_is_cheaper(tenant_rows, total, k):
         return TENANT
     # a scope of every repository and ref the tenant holds is the tenant
-    if tenant_rows and (not repository_ids or len(repository_ids) >= rows[0]["repositories"]):
+    if tenant_rows and repository_ids and len(repository_ids) >= rows[0]["repositories"]:
         return TENANT_WALK
     if not (tenant_rows and tenant_files and repository_ids):
         return WALK
