@@ -390,7 +390,9 @@ def test_a_small_repository_of_a_crowded_tenant_gets_its_true_nearest_rows(db, i
         "insert into repositories (tenant_id, name) values (%s, 'empty') returning id", (acme,)
     ).fetchone()[0]
     db.execute("set hnsw.max_scan_tuples = 100")
-    for repos in ([foreign], [empty]):
+    # as many of another tenant's ids as acme has repositories reads as a whole-tenant walk:
+    # it finds none of the stranger's rows either
+    for repos in ([foreign], [empty], [foreign] * 3):
         for leg in (
             "_dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, null, 5)",
             "_dense_files(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, 5)",
