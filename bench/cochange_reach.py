@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -28,11 +26,10 @@ for extra in (ROOT, ROOT / "loader"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-import psycopg  # noqa: E402
 from codesift import history  # noqa: E402
 
-from bench import eval as ev  # noqa: E402
 from bench import eval_metrics as m  # noqa: E402
+from bench import gold_queries  # noqa: E402
 
 CANDIDATES = """
 select path, symbol, kind, start_line, end_line, packed
@@ -54,30 +51,19 @@ def co_changed(pairs: list[set], seeds: list[tuple], min_support: int, top: int)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", required=True, help="a query set with gold symbols")
-    ap.add_argument("--repo-path", action="append", required=True, help="NAME=CHECKOUT")
+    gold_queries.add_arguments(ap, budget=False)
     ap.add_argument("--tenant", help="tenant name pattern, as bench/eval.py takes it")
-    ap.add_argument("--dsn", help="database (default: $CODESIFT_DSN)")
     ap.add_argument("--budget", type=int, default=4000)
     ap.add_argument("--commits", type=int, default=history.DEFAULT_LIMIT)
     ap.add_argument("--seeds", type=int, default=5, help="best candidate symbols followed")
     ap.add_argument("--min-support", type=int, default=2, help="commits changed together")
     ap.add_argument("--top", type=int, default=3, help="co-changed definitions kept")
     args = ap.parse_args(argv)
-    dsn = args.dsn or os.environ.get("CODESIFT_DSN")
-    if not dsn:
-        raise SystemExit("give --dsn or set CODESIFT_DSN")
-    queries = ev.load_queries(json.loads(Path(args.queries).read_text()), args.repo_path)
-    targets = {id(q.target): q.target for q in queries}.values()
-    for target in targets:
-        ev.name_tenant(target, args.tenant)
     gold_of: dict = {}  # (checkout, sha) -> the commit's changed definitions
     fates: collections.Counter = collections.Counter()
     added = 0
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        ev.find_tenants(conn, targets)
-        ev.resolve_gold_lines(conn, queries)
-        ev.set_engine(conn, "default")
+    conn, queries = gold_queries.open_queries(args, args.tenant)
+    with conn:
         for q in queries:
             root, commit = Path(q.target.path), q.target.commit or "HEAD"
             pairs = []
@@ -86,9 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                     found = history.gold_of(root, c.sha)
                     gold_of[root, c.sha] = {(g["path"], g["symbol"]) for g in found}
                 pairs.append(gold_of[root, c.sha])
-            conn.execute(
-                "select set_config('app.current_tenant_id', %s, false)", (str(q.target.tenant_id),)
-            )
+            gold_queries.act_as(conn, q)
             rows = conn.execute(
                 CANDIDATES, (q.text, q.target.name, q.target.commit, args.budget)
             ).fetchall()

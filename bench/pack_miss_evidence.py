@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -29,11 +27,10 @@ for path in (ROOT, ROOT / "plpython"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-import psycopg  # noqa: E402
 from codesift_db.pipeline import question  # noqa: E402
 
-from bench import eval as ev  # noqa: E402
 from bench import eval_metrics as m  # noqa: E402
+from bench import gold_queries  # noqa: E402
 from bench.pack_misses import classify  # noqa: E402
 
 # pack_misses.EXPLAIN's rows, and the name of each
@@ -107,26 +104,14 @@ def touches_pack(conn, q, gold: m.GoldSymbol, packed_names: set) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", required=True, help="a query set with gold symbols")
-    ap.add_argument("--repo-path", action="append", required=True, help="NAME=CHECKOUT")
-    ap.add_argument("--dsn", help="database (default: $CODESIFT_DSN)")
-    ap.add_argument("--budget", type=int, default=4000)
+    gold_queries.add_arguments(ap)
     args = ap.parse_args(argv)
-    dsn = args.dsn or os.environ.get("CODESIFT_DSN")
-    if not dsn:
-        raise SystemExit("give --dsn or set CODESIFT_DSN")
-    queries = ev.load_queries(json.loads(Path(args.queries).read_text()), args.repo_path)
-    targets = {id(q.target): q.target for q in queries}.values()
-    for target in targets:
-        ev.name_tenant(target)
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        ev.find_tenants(conn, targets)
-        ev.resolve_gold_lines(conn, queries)
-        ev.set_engine(conn, "default")
+    conn, queries = gold_queries.open_queries(args)
+    with conn:
         for q in queries:
             tenant = q.target.tenant_id
-            conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant),))
+            gold_queries.act_as(conn, q)
             rows = conn.execute(
                 EXPLAIN_NAMED, (q.text, q.target.name, q.target.commit, args.budget)
             ).fetchall()

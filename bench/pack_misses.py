@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -27,10 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import psycopg  # noqa: E402
-
-from bench import eval as ev  # noqa: E402
 from bench import eval_metrics as m  # noqa: E402
+from bench import gold_queries  # noqa: E402
 
 EXPLAIN = """
 select path, start_line, end_line, decision, packed
@@ -77,30 +73,16 @@ def classify(rows: list[tuple], gold: m.GoldSymbol) -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", required=True, help="a query set with gold symbols")
-    ap.add_argument("--repo-path", action="append", required=True, help="NAME=CHECKOUT")
-    ap.add_argument("--dsn", help="database (default: $CODESIFT_DSN)")
-    ap.add_argument("--budget", type=int, default=4000)
+    gold_queries.add_arguments(ap)
     ap.add_argument("--dense-weight", type=float, default=1.0, help="0: lexical only")
     ap.add_argument("--engine", default="default", help="bench/eval.py's engines")
     args = ap.parse_args(argv)
-    dsn = args.dsn or os.environ.get("CODESIFT_DSN")
-    if not dsn:
-        raise SystemExit("give --dsn or set CODESIFT_DSN")
-    queries = ev.load_queries(json.loads(Path(args.queries).read_text()), args.repo_path)
     fates: collections.Counter = collections.Counter()
     wheres: collections.Counter = collections.Counter()
-    targets = {id(q.target): q.target for q in queries}.values()
-    for target in targets:
-        ev.name_tenant(target)
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        ev.find_tenants(conn, targets)
-        ev.resolve_gold_lines(conn, queries)
-        ev.set_engine(conn, args.engine)
+    conn, queries = gold_queries.open_queries(args, engine=args.engine)
+    with conn:
         for q in queries:
-            conn.execute(
-                "select set_config('app.current_tenant_id', %s, false)", (str(q.target.tenant_id),)
-            )
+            gold_queries.act_as(conn, q)
             rows = conn.execute(
                 EXPLAIN,
                 (q.text, q.target.name, q.target.commit, args.budget, args.dense_weight),

