@@ -28,6 +28,7 @@ for path in (ROOT, ROOT / "plpython"):
         sys.path.insert(0, str(path))
 
 from codesift_db.pipeline import question  # noqa: E402
+from codesift_db.pipeline.params import Params  # noqa: E402
 
 from bench import eval_metrics as m  # noqa: E402
 from bench import gold_queries  # noqa: E402
@@ -57,7 +58,7 @@ with idf as materialized (
 select
     s.start_line, s.end_line,
     coalesce((
-        select sum(i.idf * codesift.bm25_weight(x.tf, x.dl, i.avgdl, 1.2, 0.75))
+        select sum(i.idf * codesift.bm25_weight(x.tf, x.dl, i.avgdl, %(k1)s, %(b)s))
         from idf as i
         join codesift.symbol_terms as x
             on x.symbol_id = s.id and x.term = i.term and x.tenant_id = s.tenant_id
@@ -82,16 +83,19 @@ def bucket(rank: int | None) -> str:
     return next((label for cut, label in BUCKETS if rank <= cut), "> 10")
 
 
+LEXICAL, SIMILARITY = 2, 3  # IN_FILE's columns
+
+
 def rank_in_file(rows: list[tuple], gold: m.GoldSymbol, column: int) -> int | None:
-    """The gold definition's rank among its file's by column (1 lexical, 2 similarity);
-    None when no row is the gold's or it scores nothing."""
+    """The gold definition's rank among its file's by IN_FILE's column (LEXICAL or
+    SIMILARITY); None when no row is the gold's or it scores nothing."""
     own = [r for r in rows if m.overlaps(r[0], r[1], gold.start_line, gold.end_line)]
     if not own:
         return None
-    best = max((r[column + 1] or 0.0) for r in own)
+    best = max((r[column] or 0.0) for r in own)
     if best <= 0:
         return None
-    return 1 + sum(1 for r in rows if (r[column + 1] or 0.0) > best)
+    return 1 + sum(1 for r in rows if (r[column] or 0.0) > best)
 
 
 def touches_pack(conn, q, gold: m.GoldSymbol, packed_names: set) -> bool:
@@ -139,10 +143,12 @@ def main(argv: list[str] | None = None) -> int:
                         "repo": q.target.name,
                         "commit": q.target.commit,
                         "path": gold.path,
+                        "k1": Params.k1,
+                        "b": Params.b,
                     },
                 ).fetchall()
-                lexical = rank_in_file(found, gold, 1)
-                near = rank_in_file(found, gold, 2)
+                lexical = rank_in_file(found, gold, LEXICAL)
+                near = rank_in_file(found, gold, SIMILARITY)
                 group[f"by the question's terms: {bucket(lexical)}"] += 1
                 group[f"by its vector: {bucket(near)}"] += 1
                 top2 = (lexical or 99) <= 2 or (near or 99) <= 2
