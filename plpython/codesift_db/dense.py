@@ -141,6 +141,12 @@ def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str
     return SCOPE if in_scope < bound else WALK
 
 
+def _shape(read: str, filtered: bool) -> tuple[bool, bool]:
+    """(exact, tenant_walk) of the statement a leg reads by: a sort of the rows in scope,
+    or the files probed row by row by an unfiltered walk over a whole tenant."""
+    return read in (TENANT, SCOPE), read == TENANT_WALK and not filtered
+
+
 def _execute(plpy, query: str, types: list, args: list, read: str, filtered: bool):
     if filtered or read == SCOPE:
         return plpy.execute(plpy.prepare(query, types), args)
@@ -153,8 +159,7 @@ def symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, languag
         return []
     read = _read_by(plpy, tenant, repository_ids, "symbol", "codesift.code_symbols", k)
     filtered = path_prefix is not None or language is not None or kinds is not None
-    exact, probe = read in (TENANT, SCOPE), read == TENANT_WALK and not filtered
-    query = symbols_query(k, path_prefix, language, kinds, exact, probe)
+    query = symbols_query(k, path_prefix, language, kinds, *_shape(read, filtered))
     args = [embedding, tenant, model, repository_ids, path_prefix, language, kinds]
     return _execute(plpy, query, SYMBOL_TYPES, args, read, filtered)
 
@@ -165,7 +170,6 @@ def files(plpy, tenant, embedding, model, repository_ids, path_prefix, language,
         return []
     read = _read_by(plpy, tenant, repository_ids, "file", "codesift.blobs", k)
     filtered = path_prefix is not None or language is not None
-    exact, probe = read in (TENANT, SCOPE), read == TENANT_WALK and not filtered
-    query = files_query(k, path_prefix, language, exact, probe)
+    query = files_query(k, path_prefix, language, *_shape(read, filtered))
     args = [embedding, tenant, model, repository_ids, path_prefix, language]
     return _execute(plpy, query, FILE_TYPES, args, read, filtered)
