@@ -15,7 +15,6 @@ pipeline/features.py, `baseline` (codesift.retrieval_off = all), `default` (the 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -29,7 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.eval import engine_settings, set_engine  # noqa: E402
-from bench.question_sets import first_words  # noqa: E402
+from bench.question_sets import questions  # noqa: E402
 
 PACK = "select count(*) from codesift.pack_context(%s, repo => %s, token_budget => 4000)"
 
@@ -45,18 +44,6 @@ def run(conn, texts: list[str], repo: str, reps: int, engines: list[str]) -> dic
                 if rep:  # the first round warms caches and the model
                     times[engine].append((time.perf_counter() - start) * 1000)
     return times
-
-
-def questions(short_set: str, long_set: str, words: int, long_n: int) -> tuple[list, list]:
-    """The short questions (one set's texts as they are) and the long ones (another's texts
-    of `words` words or more, cut to that many; the first long_n)."""
-    short = [q["query"] for q in json.loads(Path(short_set).read_text())["queries"]]
-    long = [
-        first_words(q["query"], words)
-        for q in json.loads(Path(long_set).read_text())["queries"]
-        if len(q["query"].split(" ")) >= words
-    ][:long_n]
-    return short, long
 
 
 def pct(values: list[float], q: float) -> float:

@@ -1,7 +1,7 @@
 """What the approximation and latency benches share (bm25_versions_bench.py,
-hnsw_recall_bench.py, bm25_agreement_bench.py, question_latency_bench.py): the questions they
-ask (a short set as it is, a long one cut to its first words), their command line, and the
-first column of a query's rows."""
+hnsw_recall_bench.py, bm25_agreement_bench.py, question_latency_bench.py,
+vector_storage_bench.py): the questions they ask (a short set as it is, a long one cut to
+its first words), their command line, and the first column of a query's rows."""
 
 from __future__ import annotations
 
@@ -24,6 +24,19 @@ def short_and_long(
     out = [("short", q["query"]) for q in json.loads(short.read_text())["queries"]]
     longs = json.loads(long.read_text())["queries"][:long_n]
     return out + [("long", first_words(q["query"], words)) for q in longs]
+
+
+def questions(short_set: str, long_set: str, words: int, long_n: int) -> tuple[list, list]:
+    """The short questions (one set's texts as they are) and the long ones (another's texts
+    of `words` words or more, cut to that many; the first long_n), as two lists: unlike
+    short_and_long, a long question shorter than `words` is left out."""
+    short = [q["query"] for q in json.loads(Path(short_set).read_text())["queries"]]
+    long = [
+        first_words(q["query"], words)
+        for q in json.loads(Path(long_set).read_text())["queries"]
+        if len(q["query"].split(" ")) >= words
+    ][:long_n]
+    return short, long
 
 
 def parser(doc: str) -> argparse.ArgumentParser:

@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT / "loader"))
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.question_latency_bench import pct, questions, run, stage_medians  # noqa: E402
+from bench.question_latency_bench import pct, run, stage_medians  # noqa: E402
+from bench.question_sets import questions  # noqa: E402
 
 TABLES = ("codesift.code_symbols", "codesift.blobs")
 STORAGES = ("external", "main")
