@@ -16,7 +16,9 @@ a share of it, as in a real deployment.
 
 --ef-search 100,400 measures those values beside the installed ones in the same run, each
 set on both leg functions (ALTER FUNCTION ... SET, so the DSN must be their owner's) inside
-a transaction that is rolled back.
+a transaction that is rolled back. A walk over a table past the rows the leg functions'
+ef_search is set for searches wider (plpython/codesift_db/dense.py): the "walks at" column
+is the ef_search such a walk takes (an exact sort takes none).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from codesift.db import current_dsn
 from question_sets import add_question_options, column, parser, short_and_long
 
 ROOT = Path(__file__).resolve().parents[1]
-
+sys.path.insert(0, str(ROOT / "plpython"))
+from codesift_db.dense import wider_ef_search  # noqa: E402
 
 EXACT = {
     "symbols": """
@@ -73,6 +76,22 @@ LEG_FUNCTIONS = {
     "(bigint, vector, text, bigint[], text, text, text[], integer)",
     "files": "codesift._dense_files(bigint, vector, text, bigint[], text, text, integer)",
 }
+TABLES = {"symbols": "codesift.code_symbols", "files": "codesift.blobs"}
+
+
+def walks_at(conn, leg: str) -> int:
+    """The ef_search a walk of this leg takes now: its function's, widened for its table."""
+    installed = conn.execute(
+        "select option_value::int from pg_catalog.pg_options_to_table("
+        "(select proconfig from pg_catalog.pg_proc where oid = %s::regprocedure))"
+        " where option_name = 'hnsw.ef_search'",
+        (LEG_FUNCTIONS[leg],),
+    ).fetchone()[0]
+    rows = conn.execute(
+        "select greatest(reltuples, 0) from pg_catalog.pg_class where oid = %s::regclass",
+        (TABLES[leg],),
+    ).fetchone()[0]
+    return wider_ef_search(installed, rows)
 
 
 def measure(
@@ -118,6 +137,7 @@ def measure(
                             "--ef-search alters the leg functions: connect as their owner"
                         ) from None
             stats: dict = {}
+            walks = {leg: walks_at(conn, leg) for leg in LEG_FUNCTIONS}
             for args, exact_of in asked:
                 for leg, exact in exact_of.items():
                     if not exact:
@@ -131,7 +151,8 @@ def measure(
             p50 = statistics.median(ms for _, ms in values)
             where = f"{tenant_name:14} {vectors:>8,} {len(refs):>4} {leg:8}"
             setting = "default" if ef is None else str(ef)
-            print(f"{where} {setting:>9} {recall:>7.3f} {p50:>7.2f}  ({len(values)})")
+            line = f"{where} {setting:>9} {walks[leg]:>8} {recall:>7.3f} {p50:>7.2f}"
+            print(f"{line}  ({len(values)})")
 
 
 def ef_search_values(text: str) -> list[int]:
@@ -172,7 +193,8 @@ def main() -> int:
         ).fetchone()[0]
         print(f"HNSW recall@10 against exact search in the scope; {total:,} symbol vectors")
         head = f"{'tenant':14} {'vectors':>8} {'refs':>4} {'leg':8}"
-        print(f"{head} {'ef_search':>9} {'recall':>7} {'p50 ms':>7}  (questions)")
+        columns = f"{'ef_search':>9} {'walks at':>8} {'recall':>7} {'p50 ms':>7}"
+        print(f"{head} {columns}  (questions)")
         for tenant in args.tenants.split(","):
             measure(conn, tenant.strip(), texts, ef_values, repositories)
     return 0

@@ -31,6 +31,11 @@ from their live files (the tenant's rows times the share of its files they hold)
 only up to the bound that decides. Such a scope's exact sort is planned with the values: a
 generic plan cannot tell a few files of a repository from all of its tenant's, and reads them
 all.
+
+HNSW finds fewer of the true nearest rows at a fixed ef_search as its graph grows: the leg
+functions' ef_search holds the recall target up to REFERENCE_ROWS rows in the table, and a walk
+over a larger table searches wider in proportion (wider_ef_search), set for the function's
+call only (its SET clause restores it).
 """
 
 import math
@@ -91,6 +96,7 @@ def _probe(tenant_walk: bool) -> frozenset:
 # tier (corpus_stats), and the live files in scope, counted up to a bound
 ROWS = (
     "select greatest(c.reltuples, 0)::float8 as table_rows, s.tier, s.docs::float8 as n,"
+    " current_setting('hnsw.ef_search')::int as ef_search,"
     " (select count(*) from codesift.repositories as r where r.tenant_id = $2) as repositories"
     " from pg_catalog.pg_class as c left join codesift.corpus_stats as s on s.tenant_id = $2"
     " where c.oid = $1::regclass"
@@ -113,6 +119,20 @@ def scope_files_bound(tenant_rows: float, tenant_files: float, table_rows: float
     return math.floor(most_rows * tenant_files / tenant_rows) + 1
 
 
+# the table's rows up to which the leg functions' ef_search meets the recall target
+# (bench/results/hnsw-recall-real.txt), and pgvector's largest ef_search
+REFERENCE_ROWS = 400_000
+MOST_EF_SEARCH = 1000
+SET_EF_SEARCH = "select set_config('hnsw.ef_search', $1, true)"
+
+
+def wider_ef_search(ef_search: int, table_rows: float) -> int:
+    """The ef_search a walk over a table of this many rows takes: the function's own up to
+    REFERENCE_ROWS, wider in proportion past it."""
+    wider = math.ceil(ef_search * table_rows / REFERENCE_ROWS)
+    return max(ef_search, min(wider, MOST_EF_SEARCH))
+
+
 # how a leg reads: walking the index (over some of a tenant's repositories, or over all of
 # them), or sorting exactly the rows of a tenant that is a small share of the table, or those
 # of repositories that are a small share of their tenant
@@ -121,6 +141,15 @@ WALK, TENANT_WALK, TENANT, SCOPE = "walk", "tenant_walk", "tenant", "scope"
 
 def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str:
     rows = plans.run(plpy, ROWS, ["text", "bigint"], [table, tenant])
+    read = _choose_read(plpy, rows, tenant, repository_ids, tier, k)
+    if read in (WALK, TENANT_WALK):
+        ef_search = wider_ef_search(rows[0]["ef_search"], rows[0]["table_rows"])
+        if ef_search > rows[0]["ef_search"]:
+            plans.run(plpy, SET_EF_SEARCH, ["text"], [str(ef_search)])
+    return read
+
+
+def _choose_read(plpy, rows, tenant, repository_ids, tier: str, k: int) -> str:
     total = rows[0]["table_rows"]
     if not total:
         return WALK

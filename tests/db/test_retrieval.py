@@ -470,6 +470,59 @@ def test_a_tenant_the_legs_walk_is_walked_whatever_the_tenants_around_it(db, ind
     assert [r[0] for r in found] == ["crowd"] * 5
 
 
+def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed):
+    """HNSW finds fewer of the true nearest rows at a fixed ef_search as its graph grows, so
+    a walk over a table past dense.REFERENCE_ROWS searches wider in proportion, for the leg
+    function's call only. The ef_search a walk runs at is read inside a function set up as
+    the leg functions are (its own ef_search in its SET clause), through dense's own choice
+    of read; the table's statistics are those of a large deployment's."""
+    acme = indexed["tenant"]
+    everything = [
+        r[0] for r in db.execute("select id from repositories where tenant_id = %s", (acme,))
+    ]
+    db.execute(
+        "create function pg_temp.walks_at(tenant bigint, repository_ids bigint[], tier text,"
+        " tab text) returns text language plpython3u set hnsw.ef_search = 200 as $$\n"
+        "from codesift_db import dense\n"
+        "read = dense._read_by(plpy, tenant, repository_ids, tier, tab, 40)\n"
+        "ef = plpy.execute(\"select current_setting('hnsw.ef_search') as e\")[0]['e']\n"
+        "return read + ' ' + ef\n$$"
+    )
+    walks_at = "select pg_temp.walks_at(%s, %s, 'symbol', 'codesift.code_symbols')"
+    db.execute(
+        "update corpus_stats set docs = 2 * %s where tenant_id = %s and tier = 'symbol'",
+        (dense.REFERENCE_ROWS, acme),
+    )
+
+    def table_rows(n: float) -> None:
+        db.execute("update pg_class set reltuples = %s where oid = 'code_symbols'::regclass", (n,))
+
+    table_rows(2.5 * dense.REFERENCE_ROWS)
+    assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 500",)
+    table_rows(dense.REFERENCE_ROWS)  # the reference: the function's own
+    assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 200",)
+    # an exact sort (a tenant that is a small share of the table) walks nothing: left alone
+    db.execute(
+        "update corpus_stats set docs = 50 where tenant_id = %s and tier = 'symbol'", (acme,)
+    )
+    table_rows(10 * dense.REFERENCE_ROWS)
+    assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant 200",)
+    # the leg functions themselves: the wider search ends with the call
+    db.execute(
+        "update corpus_stats set docs = 2 * %s where tenant_id = %s and tier = 'symbol'",
+        (dense.REFERENCE_ROWS, acme),
+    )
+    db.execute("set hnsw.ef_search = 40")
+    query = db.execute("select embed_query('follow redirects')").fetchone()[0]
+    found = db.execute(
+        "select count(*) from _dense_symbols(%s, %s, 'all-MiniLM-L6-v2', %s, null, null, null, 5)",
+        (acme, query, everything),
+    ).fetchone()
+    assert found == (5,)
+    assert db.execute("select current_setting('hnsw.ef_search')").fetchone() == ("40",)
+    db.execute("reset hnsw.ef_search")
+
+
 @pytest.mark.parametrize(
     "query",
     [

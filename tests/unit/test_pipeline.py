@@ -180,6 +180,17 @@ def test_a_scope_is_sorted_exactly_below_a_bound_on_its_live_files():
     assert dense.scope_files_bound(9_000, 9_000, 1_000_000, 40) == 6_325
 
 
+def test_a_walk_over_a_large_table_searches_wider_in_proportion():
+    reference = dense.REFERENCE_ROWS
+    assert dense.wider_ef_search(200, 0) == 200  # no statistics (a Citus coordinator)
+    assert dense.wider_ef_search(200, reference) == 200
+    assert dense.wider_ef_search(100, reference / 2) == 100  # never narrower
+    assert dense.wider_ef_search(200, reference * 1.5) == 300
+    assert dense.wider_ef_search(100, reference * 3) == 300
+    assert dense.wider_ef_search(200, reference * 100) == dense.MOST_EF_SEARCH  # pgvector's bound
+    assert dense.wider_ef_search(1000, reference * 2) == 1000
+
+
 @pytest.mark.parametrize("k", [0, -1, True, 2.5, "3", None])
 def test_dense_k_must_be_a_positive_integer(k):
     with pytest.raises(ValueError):
