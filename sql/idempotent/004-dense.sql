@@ -3,7 +3,8 @@
 -- bounds every leg takes (live_files, _leg_bounds: 003-legs.sql) and, like
 -- every leg, JIT off. The symbol leg searches wider than the file leg: at 100k real
 -- symbols in one tenant ef_search 100 misses the recall target there, 200 meets it
--- (bench/results/hnsw-recall-real.txt).
+-- (bench/results/hnsw-recall-real.txt). A walk over a larger table searches wider
+-- still, in proportion to its rows (dense.wider_ef_search).
 
 -- the names before they began with an underscore (internal: the pipeline calls them)
 drop function if exists codesift.dense_symbols(
