@@ -314,6 +314,60 @@ def test_a_scope_repeating_ids_lists_each_repository_once(db, clique, leg):
     assert listed_many == listed
 
 
+def _cte_scan_loops(plan: dict, name: str) -> list[int]:
+    """The loops of every node of an EXPLAIN (json) plan that reads CTE `name`."""
+    found = [plan["Actual Loops"]] if plan.get("CTE Name") == name else []
+    for child in plan.get("Plans", []):
+        found += _cte_scan_loops(child, name)
+    return found
+
+
+@pytest.mark.parametrize("leg", sorted(SCOPED_LEGS))
+def test_a_scope_is_read_once_however_large_the_planner_thinks_it(db, clique, leg):
+    """A leg asked of part of a tenant sums only the postings of the scope's rows. Written
+    as `in (select ...)` beside the unscoped case, that was a subplan, hashed only while the
+    planner's estimate of the scope (its tenant's size) fits in work_mem and past it read
+    once per posting: 17 s for flask's 2,453 symbols in a tenant of 1.1M. With the tables'
+    statistics those of a large deployment's, the scope is read once and the rows are the
+    same."""
+    acme, acme_repo = clique["acme"]
+    args = {"t": acme, "terms": ["clique", "member"], "repos": [acme_repo], "kinds": None, "k": 10}
+    expected = db.execute(f"select * from {SCOPED_LEGS[leg]}", args).fetchall()
+    assert expected
+    for table in ("files", "code_symbols", "blobs"):  # the planner reads rows per page
+        db.execute(
+            "update pg_class set reltuples = 10000000, relpages = greatest(relpages, 1)"
+            " where oid = %s::regclass",
+            (table,),
+        )
+    db.execute("set work_mem = '64kB'")  # the least: nothing the planner thinks large fits
+    db.execute("load 'auto_explain'")
+    for setting, value in [
+        ("auto_explain.log_min_duration", "0"),
+        ("auto_explain.log_nested_statements", "on"),
+        ("auto_explain.log_analyze", "on"),
+        ("auto_explain.log_format", "json"),
+    ]:
+        db.execute("select set_config(%s, %s, false)", (setting, value))
+    loops: list[int] = []
+
+    def keep(diag: psycopg.errors.Diagnostic) -> None:
+        text = diag.message_primary or ""
+        if "plan:" in text:
+            loops.extend(_cte_scan_loops(json.loads(text.split("plan:", 1)[1])["Plan"], "in_scope"))
+
+    db.add_notice_handler(keep)
+    db.execute("set client_min_messages = log")
+    try:
+        rows = db.execute(f"select * from {SCOPED_LEGS[leg]}", args).fetchall()
+    finally:
+        db.execute("reset client_min_messages")
+        db.execute("select set_config('auto_explain.log_min_duration', '-1', false)")
+        db.execute("reset work_mem")
+    assert rows == expected
+    assert loops and set(loops) == {1}
+
+
 # --- the entry points ------------------------------------------------------------------------
 
 TEN_MB = "redirect " * (10 * 1024 * 1024 // 9)
