@@ -65,11 +65,15 @@ def earlier_functions(rev: str) -> str:
     return "\n".join(out)
 
 
-def questions(short: Path, long: Path, words: int) -> list[tuple[str, list[str], list | None]]:
-    """(kind, terms, weights): a long question's terms weighted as the pipeline weighs
-    them (pipeline/question.py)."""
+def questions(
+    short: Path, long: Path, words: int, first: int = 20
+) -> list[tuple[str, list[str], list | None]]:
+    """(kind, terms, weights) of the first `first` questions of each set: a long question's
+    terms weighted as the pipeline weighs them (pipeline/question.py)."""
     out: list[tuple[str, list[str], list | None]] = []
-    for kind, text in short_and_long(short, long, words, 20):
+    texts = short_and_long(short, long, words, first)
+    shorts = [pair for pair in texts if pair[0] == "short"][:first]
+    for kind, text in shorts + [pair for pair in texts if pair[0] == "long"]:
         reading = question.read(text) if kind == "long" else None
         if reading is not None and reading.long:
             ts, weights = question.weighted_terms(reading)
@@ -79,20 +83,27 @@ def questions(short: Path, long: Path, words: int) -> list[tuple[str, list[str],
     return out
 
 
-def measure(conn, tenant_name: str, qs: list, reps: int) -> None:
+def measure(conn, tenant_name: str, qs: list, reps: int, names: list[str] | None) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
     tenant_id = tenant.fetchone()[0]
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
     refs = column(
-        conn, "select id from codesift.repositories where tenant_id = %s order by id", (tenant_id,)
+        conn,
+        "select id from codesift.repositories where tenant_id = %(t)s"
+        " and (%(names)s::text[] is null or name = any(%(names)s)) order by id",
+        {"t": tenant_id, "names": names},
     )
+    if not refs:
+        raise SystemExit(f"tenant {tenant_name!r} has no repository named {names}")
     for leg, (function, call, key, tier) in LEGS.items():
         versions = {"before": f"pg_temp.before{function}", "now": f"codesift.{function}"}
         stats: dict = {}
         for i, (kind, ts, weights) in enumerate(qs):
             ref = refs[i % len(refs)]
             exact = column(
-                conn, EXHAUSTIVE[tier], {"t": tenant_id, "r": ref, "terms": ts, "weights": weights}
+                conn,
+                EXHAUSTIVE[tier],
+                {"t": tenant_id, "r": [ref], "terms": ts, "weights": weights},
             )
             # as pipeline/legs.py calls them: the scope's depth factor read once, passed in
             factor = conn.execute(
@@ -129,8 +140,17 @@ def main() -> int:
     ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
     add_question_options(ap)
     ap.add_argument("--reps", type=int, default=3, help="timed calls per question and version")
+    ap.add_argument(
+        "--repos",
+        help="ask only these repositories of each tenant (comma-separated names; default all, "
+        "in turn)",
+    )
+    ap.add_argument(
+        "--first", type=int, default=20, help="the first N questions of each set (default 20)"
+    )
     args = ap.parse_args()
-    qs = questions(args.short, args.long, args.words)
+    names = [r.strip() for r in args.repos.split(",") if r.strip()] if args.repos else None
+    qs = questions(args.short, args.long, args.words, args.first)
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
         conn.execute("set jit = off")
         conn.execute(earlier_functions(args.against))
@@ -138,7 +158,7 @@ def main() -> int:
         print("per version: p50 ms, top-20 overlap with exhaustive BM25, same first result")
         print(f"{'tenant':14} {'refs':>4} {'leg':8} {'kind':6} {'before':>20}  | {'now':>20}")
         for tenant in args.tenants.split(","):
-            measure(conn, tenant.strip(), qs, args.reps)
+            measure(conn, tenant.strip(), qs, args.reps, names)
     return 0
 
 
