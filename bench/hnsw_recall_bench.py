@@ -9,7 +9,7 @@ recall says little about real code. Here every question (--short as they are, --
 300 words) is embedded by the database and asked at one ref of the tenant in turn, as the
 eval asks a SWE-bench instance at its commit. For each, the symbol and file legs' top 10
 (codesift._dense_symbols and _dense_files as the pipeline calls them, k 40 and 30: ef_search
-200 and 100, relaxed iterative scans, or an exact sort for a tenant holding a small share of the
+200 each, relaxed iterative scans, or an exact sort for a tenant holding a small share of the
 index) are compared with the exact top 10 of the same scope (every vector in the ref sorted
 by distance). The HNSW index is shared by every tenant of the database: a tenant's rows are
 a share of it, as in a real deployment.

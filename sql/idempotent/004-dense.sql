@@ -1,10 +1,10 @@
 -- The dense legs, over symbols and over files: cosine distance on the HNSW
 -- indexes (statements in plpython/codesift_db/dense.py), with the filters and
 -- bounds every leg takes (live_files, _leg_bounds: 003-legs.sql) and, like
--- every leg, JIT off. The symbol leg searches wider than the file leg: at 100k real
--- symbols in one tenant ef_search 100 misses the recall target there, 200 meets it
--- (bench/results/hnsw-recall-real.txt). A walk over a larger table searches wider
--- still, in proportion to its rows (dense.wider_ef_search).
+-- every leg, JIT off. Both legs walk at ef_search 200: at 100k real symbols in one
+-- tenant ef_search 100 misses the recall target, and at 90k real file vectors the
+-- file leg does too (bench/results/hnsw-recall-real.txt). A walk over a table of more
+-- rows searches wider still, in proportion to them (dense.wider_ef_search).
 
 -- the names before they began with an underscore (internal: the pipeline calls them)
 drop function if exists codesift.dense_symbols(
@@ -54,7 +54,7 @@ security invoker
 set search_path = codesift, public
 set jit = off
 set "hnsw.iterative_scan" = 'relaxed_order'
-set "hnsw.ef_search" = 100
+set "hnsw.ef_search" = 200
 set plan_cache_mode = force_custom_plan
 as $$
 from codesift_db import dense, plans
