@@ -32,7 +32,14 @@ sys.path.insert(0, str(ROOT / "plpython"))
 from bm25_agreement_bench import EXHAUSTIVE  # noqa: E402
 from codesift_db.pipeline import question  # noqa: E402
 from codesift_db.pipeline.query import terms as query_terms  # noqa: E402
-from question_sets import add_question_options, column, parser, short_and_long  # noqa: E402
+from question_sets import (  # noqa: E402
+    add_question_options,
+    add_repos_option,
+    column,
+    parser,
+    repositories,
+    short_and_long,
+)
 
 LEXICAL_SQL = "sql/idempotent/003-lexical.sql"
 LEGS = {  # leg: (its function, the statement after the function's name, the row's key, tier)
@@ -83,18 +90,11 @@ def questions(
     return out
 
 
-def measure(conn, tenant_name: str, qs: list, reps: int, names: list[str] | None) -> None:
+def measure(conn, tenant_name: str, qs: list, reps: int, names: str | None) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
     tenant_id = tenant.fetchone()[0]
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
-    refs = column(
-        conn,
-        "select id from codesift.repositories where tenant_id = %(t)s"
-        " and (%(names)s::text[] is null or name = any(%(names)s)) order by id",
-        {"t": tenant_id, "names": names},
-    )
-    if not refs:
-        raise SystemExit(f"tenant {tenant_name!r} has no repository named {names}")
+    refs = repositories(conn, tenant_id, tenant_name, names)
     for leg, (function, call, key, tier) in LEGS.items():
         versions = {"before": f"pg_temp.before{function}", "now": f"codesift.{function}"}
         stats: dict = {}
@@ -140,16 +140,11 @@ def main() -> int:
     ap.add_argument("--tenants", required=True, help="comma-separated tenant names")
     add_question_options(ap)
     ap.add_argument("--reps", type=int, default=3, help="timed calls per question and version")
-    ap.add_argument(
-        "--repos",
-        help="ask only these repositories of each tenant (comma-separated names; default all, "
-        "in turn)",
-    )
+    add_repos_option(ap)
     ap.add_argument(
         "--first", type=int, default=20, help="the first N questions of each set (default 20)"
     )
     args = ap.parse_args()
-    names = [r.strip() for r in args.repos.split(",") if r.strip()] if args.repos else None
     qs = questions(args.short, args.long, args.words, args.first)
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
         conn.execute("set jit = off")
@@ -158,7 +153,7 @@ def main() -> int:
         print("per version: p50 ms, top-20 overlap with exhaustive BM25, same first result")
         print(f"{'tenant':14} {'refs':>4} {'leg':8} {'kind':6} {'before':>20}  | {'now':>20}")
         for tenant in args.tenants.split(","):
-            measure(conn, tenant.strip(), qs, args.reps, names)
+            measure(conn, tenant.strip(), qs, args.reps, args.repos)
     return 0
 
 

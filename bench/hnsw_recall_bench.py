@@ -31,7 +31,14 @@ from pathlib import Path
 
 import psycopg
 from codesift.db import current_dsn
-from question_sets import add_question_options, column, parser, short_and_long
+from question_sets import (
+    add_question_options,
+    add_repos_option,
+    column,
+    parser,
+    repositories,
+    short_and_long,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "plpython"))
@@ -99,7 +106,7 @@ def measure(
     tenant_name: str,
     texts: list[str],
     ef_values: list[int | None],
-    repositories: list[str] | None = None,
+    names: str | None = None,
 ) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
     found = tenant.fetchone()
@@ -109,14 +116,7 @@ def measure(
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(t),))
     model = conn.execute("select value from codesift.settings where key = 'embedding_model'")
     m = model.fetchone()[0]
-    refs = column(
-        conn,
-        "select id from codesift.repositories where tenant_id = %(t)s"
-        " and (%(names)s::text[] is null or name = any(%(names)s)) order by id",
-        {"t": t, "names": repositories},
-    )
-    if not refs:
-        raise SystemExit(f"tenant {tenant_name!r} has no repository named {repositories}")
+    refs = repositories(conn, t, tenant_name, names)
     vectors = conn.execute(
         "select count(*) from codesift.code_symbols where tenant_id = %s and embedding is not null",
         (t,),
@@ -176,14 +176,9 @@ def main() -> int:
         help="comma-separated hnsw.ef_search values measured side by side besides the "
         "installed default (each set on both leg functions in a rolled-back transaction)",
     )
-    ap.add_argument(
-        "--repos",
-        help="ask only these repositories of each tenant (comma-separated names; default all, "
-        "in turn): a repository that is a small share of its tenant's vectors reads apart",
-    )
+    add_repos_option(ap)
     add_question_options(ap)
     args = ap.parse_args()
-    repositories = [r.strip() for r in args.repos.split(",") if r.strip()] if args.repos else None
     ef_values = [None, *args.ef_search]
     texts = [text for _, text in short_and_long(args.short, args.long, args.words)]
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
@@ -196,7 +191,7 @@ def main() -> int:
         columns = f"{'ef_search':>9} {'walks at':>8} {'recall':>7} {'p50 ms':>7}"
         print(f"{head} {columns}  (questions)")
         for tenant in args.tenants.split(","):
-            measure(conn, tenant.strip(), texts, ef_values, repositories)
+            measure(conn, tenant.strip(), texts, ef_values, args.repos)
     return 0
 
 

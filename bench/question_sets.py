@@ -59,3 +59,27 @@ def add_question_options(ap: argparse.ArgumentParser) -> None:
 def column(conn, sql: str, args) -> list:
     """The first column of the rows of `sql`."""
     return [r[0] for r in conn.execute(sql, args).fetchall()]
+
+
+def add_repos_option(ap: argparse.ArgumentParser) -> None:
+    """--repos: the repositories of each tenant a bench asks (repositories() reads it)."""
+    ap.add_argument(
+        "--repos",
+        help="ask only these repositories of each tenant (comma-separated names; default all, "
+        "in turn): a repository that is a small share of its tenant reads apart",
+    )
+
+
+def repositories(conn, tenant_id: int, tenant_name: str, names: str | None) -> list[int]:
+    """The ids of the tenant's repositories named in `names` (--repos; all when None), in
+    order; none found is an error."""
+    wanted = [n.strip() for n in names.split(",") if n.strip()] if names else None
+    ids = column(
+        conn,
+        "select id from codesift.repositories where tenant_id = %(t)s"
+        " and (%(names)s::text[] is null or name = any(%(names)s)) order by id",
+        {"t": tenant_id, "names": wanted},
+    )
+    if not ids:
+        raise SystemExit(f"tenant {tenant_name!r} has no repository named {wanted}")
+    return ids

@@ -276,12 +276,9 @@ def _cte_rows(plan: dict, name: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("leg", sorted(SCOPED_LEGS))
-def test_a_scope_repeating_ids_lists_each_repository_once(db, clique, leg):
-    """The legs list a scope's live files repository by repository: 10,000 copies of a
-    repository's id (the most a leg takes), mixed with another tenant's, list what one copy
-    lists (not 10,000 times as much: 67 s for a pytest ref) and find the rows of one copy."""
-    (acme, acme_repo), (_, globex_repo) = clique["acme"], clique["globex"]
+def _explained(db, statement: str, args) -> tuple[list, list[dict]]:
+    """The rows of `statement`, and the EXPLAIN ANALYZE (json) plans of it and of every
+    statement it runs (auto_explain)."""
     db.execute("load 'auto_explain'")
     for setting, value in [
         ("auto_explain.log_min_duration", "0"),
@@ -298,13 +295,26 @@ def test_a_scope_repeating_ids_lists_each_repository_once(db, clique, leg):
             plans.append(json.loads(text.split("plan:", 1)[1])["Plan"])
 
     db.add_notice_handler(keep)
+    db.execute("set client_min_messages = log")
+    try:
+        rows = db.execute(statement, args).fetchall()
+    finally:
+        db.execute("reset client_min_messages")
+        db.execute("select set_config('auto_explain.log_min_duration', '-1', false)")
+        db.remove_notice_handler(keep)
+    return rows, plans
+
+
+@pytest.mark.parametrize("leg", sorted(SCOPED_LEGS))
+def test_a_scope_repeating_ids_lists_each_repository_once(db, clique, leg):
+    """The legs list a scope's live files repository by repository: 10,000 copies of a
+    repository's id (the most a leg takes), mixed with another tenant's, list what one copy
+    lists (not 10,000 times as much: 67 s for a pytest ref) and find the rows of one copy."""
+    (acme, acme_repo), (_, globex_repo) = clique["acme"], clique["globex"]
 
     def ask(repos):
-        plans.clear()
-        db.execute("set client_min_messages = log")
         args = {"t": acme, "terms": ["clique", "member"], "repos": repos, "kinds": None, "k": 10}
-        rows = db.execute(f"select * from {SCOPED_LEGS[leg]}", args).fetchall()
-        db.execute("reset client_min_messages")
+        rows, plans = _explained(db, f"select * from {SCOPED_LEGS[leg]}", args)
         return rows, [n for plan in plans for n in _cte_rows(plan, "in_scope")]
 
     one, listed = ask([acme_repo])
@@ -341,29 +351,11 @@ def test_a_scope_is_read_once_however_large_the_planner_thinks_it(db, clique, le
             (table,),
         )
     db.execute("set work_mem = '64kB'")  # the least: nothing the planner thinks large fits
-    db.execute("load 'auto_explain'")
-    for setting, value in [
-        ("auto_explain.log_min_duration", "0"),
-        ("auto_explain.log_nested_statements", "on"),
-        ("auto_explain.log_analyze", "on"),
-        ("auto_explain.log_format", "json"),
-    ]:
-        db.execute("select set_config(%s, %s, false)", (setting, value))
-    loops: list[int] = []
-
-    def keep(diag: psycopg.errors.Diagnostic) -> None:
-        text = diag.message_primary or ""
-        if "plan:" in text:
-            loops.extend(_cte_scan_loops(json.loads(text.split("plan:", 1)[1])["Plan"], "in_scope"))
-
-    db.add_notice_handler(keep)
-    db.execute("set client_min_messages = log")
     try:
-        rows = db.execute(f"select * from {SCOPED_LEGS[leg]}", args).fetchall()
+        rows, plans = _explained(db, f"select * from {SCOPED_LEGS[leg]}", args)
     finally:
-        db.execute("reset client_min_messages")
-        db.execute("select set_config('auto_explain.log_min_duration', '-1', false)")
         db.execute("reset work_mem")
+    loops = [n for plan in plans for n in _cte_scan_loops(plan, "in_scope")]
     assert rows == expected
     assert loops and set(loops) == {1}
 
