@@ -92,8 +92,9 @@ def _probe(tenant_walk: bool) -> frozenset:
 
 
 # the table's rows (the planner's estimate; 0 on a Citus coordinator, whose shards each hold
-# few tenants: the walk is kept there) beside the tenant's repositories and its rows of each
-# tier (corpus_stats), and the live files in scope, counted up to a bound
+# few tenants: the walk is kept there) beside the leg function's ef_search, the tenant's
+# repositories and its rows of each tier (corpus_stats), and the live files in scope, counted
+# up to a bound
 ROWS = (
     "select greatest(c.reltuples, 0)::float8 as table_rows, s.tier, s.docs::float8 as n,"
     " current_setting('hnsw.ef_search')::int as ef_search,"
@@ -140,6 +141,8 @@ WALK, TENANT_WALK, TENANT, SCOPE = "walk", "tenant_walk", "tenant", "scope"
 
 
 def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str:
+    """How the leg reads (_choose_read); a walk over a table past REFERENCE_ROWS also has
+    its wider ef_search set here, from the same statement's row, for the call."""
     rows = plans.run(plpy, ROWS, ["text", "bigint"], [table, tenant])
     read = _choose_read(plpy, rows, tenant, repository_ids, tier, k)
     if read in (WALK, TENANT_WALK):
