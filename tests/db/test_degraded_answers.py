@@ -146,6 +146,46 @@ def test_a_text_live_at_several_paths_is_counted_once(db, dsn, make_repo):
     assert any(f"{waiting:,} of {texts:,} texts in scope" in n for n in notices), notices
 
 
+def test_a_backlog_elsewhere_larger_than_the_scope_is_not_counted_in_it(db, dsn, make_repo):
+    # the tenant's backlog outgrows the scope's live files, so each file in scope probes for
+    # its own waiting texts (embedding_backlog.sql): the copy at two paths still counts once
+    # and the other repository's backlog not at all
+    root = make_repo({**FILES, "shop/copy_of_pricing.py": PRICING_PY}, name="shop")
+    _index(dsn, root, embed=True)
+    shipping = "def shipping_cost(weight):\n    return 5 + weight\n"
+    write_files(root, {"shop/a/shipping.py": shipping, "shop/b/shipping.py": shipping})
+    commit(root, "shipping twice")
+    _index(dsn, root, embed=False)
+    stock = {
+        f"stock/item_{i:02d}.py": f"def count_{i}(x):\n    return x + {i}\n\n"
+        f"def weigh_{i}(x):\n    return x * {i}\n"
+        for i in range(12)
+    }
+    with psycopg.connect(dsn) as conn:
+        index_repository(
+            conn,
+            make_repo(stock, name="stock"),
+            name="stock",
+            tenant="acme",
+            embed=False,
+            show_progress=False,
+        )
+    _tenant(db)
+    live_files, texts = db.execute(
+        "select (select count(*) from files f join repositories r on r.id = f.repository_id"
+        "        where r.name = 'shop' and f.live),"
+        " (select count(*) from blobs b where exists (select from files f join repositories r"
+        "        on r.id = f.repository_id where r.name = 'shop' and f.live and f.blob_sha = b.sha))"
+        " + (select count(*) from code_symbols s where exists (select from files f"
+        "        join repositories r on r.id = f.repository_id"
+        "        where r.name = 'shop' and f.live and f.blob_sha = s.blob_sha))"
+    ).fetchone()
+    assert _unembedded(db) == 2 + 12 + 24 and 12 > live_files
+    rows, notices = _ask_db(db, CALLS[0], ENGLISH)
+    assert rows
+    assert any(f"2 of {texts:,} texts in scope" in n for n in notices), notices
+
+
 def test_nothing_embedded_is_a_lexical_only_answer(db, dsn, make_repo):
     _index(dsn, make_repo(FILES, name="shop"), embed=False)
     _tenant(db)

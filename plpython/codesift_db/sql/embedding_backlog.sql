@@ -2,64 +2,160 @@
 -- files live in repositories $2 that wait for their first vector, each counted to at most
 -- $3 (in no order: a capped count); and only while both stay under $3 (a backlog small
 -- enough to compare), the texts in scope the dense leg could see, each counted to at most
--- $4. A tenant without a backlog costs a probe of the queue's partial index
--- (code_symbols_unembedded, blobs_unembedded); otherwise the counts start from the live
--- files in scope, so that other refs' and repositories' backlog is never read, whatever
--- plan PL/Python caches.
-with scope as (
-    -- each blob once, at its first live path in scope: an index probe per file (a scalar
-    -- subquery, never a hashed anti-join), so that the capped counts stop early where a
-    -- DISTINCT would hash every live file in scope first
-    select f.blob_sha from codesift.files as f
-    where
-        f.tenant_id = $1 and f.live and f.repository_id = any($2)
-        and (
-            select g.path from codesift.files as g
-            where
-                g.tenant_id = $1 and g.blob_sha = f.blob_sha and g.live
-                and g.repository_id = any($2)
-                and (g.repository_id, g.path) < (f.repository_id, f.path)
-            limit 1 -- noqa: AM09
-        ) is null
+-- $4. A tenant without a backlog costs a probe of the queue's partial indexes
+-- (code_symbols_unembedded, blobs_unembedded). Otherwise each table's count walks the
+-- smaller side, both counted first to at most $4: the tenant's backlog, each row probing
+-- for a live path in scope, or the live files in scope, each probing the partial index
+-- keyed by blob (code_symbols_unembedded_blob, blobs_unembedded). The generic plan
+-- PL/Python caches cannot know either size: every probe is a subquery kept apart (a
+-- scalar subquery or a lateral one with offset 0), so no plan hashes or sorts a table.
+with live as (
+    -- the live files in scope, repository by repository
+    select
+        f.blob_sha,
+        f.repository_id,
+        f.path
+    from unnest($2::bigint[]) as r (id)
+    cross join lateral ( -- noqa: ST05
+        select
+            g.blob_sha,
+            g.repository_id,
+            g.path
+        from codesift.files as g
+        where g.tenant_id = $1 and g.repository_id = r.id and g.live
+        offset 0 -- noqa: AM09
+    ) as f
+),
+
+sizes as materialized (
+    select
+        (
+            select count(*) from (select 1 from live limit $4) as q -- noqa: AM09
+        ) as live_files,
+        (
+            select count(*) from (
+                select 1 from codesift.code_symbols as s
+                where
+                    s.tenant_id = $1 and s.embedding_model is null
+                    and s.embedding_retry_at is null
+                limit $4 -- noqa: AM09
+            ) as q
+        ) as symbol_backlog,
+        (
+            select count(*) from (
+                select 1 from codesift.blobs as b
+                where
+                    b.tenant_id = $1 and b.embedding_model is null
+                    and b.embedding_retry_at is null
+                limit $4 -- noqa: AM09
+            ) as q
+        ) as file_backlog
 ),
 
 pending as materialized (
     select
         case
-            when not exists (
-                select from codesift.code_symbols as s
-                where
-                    s.tenant_id = $1 and s.embedding_model is null
-                    and s.embedding_retry_at is null
-            ) then 0
+            when z.symbol_backlog = 0 then 0
+            when z.symbol_backlog < z.live_files
+                then (
+                    select count(*) from (
+                        select 1 from codesift.code_symbols as s
+                        where
+                            s.tenant_id = $1 and s.embedding_model is null
+                            and s.embedding_retry_at is null
+                            and (
+                                select 1 from codesift.files as f
+                                where
+                                    f.tenant_id = $1 and f.blob_sha = s.blob_sha and f.live
+                                    and f.repository_id = any($2)
+                                limit 1 -- noqa: AM09
+                            ) is not null
+                        limit $3 -- noqa: AM09
+                    ) as q
+                )
             else (
                 select count(*) from (
                     select 1
-                    from scope
-                    inner join codesift.code_symbols as s
-                        on s.tenant_id = $1 and scope.blob_sha = s.blob_sha
-                    where s.embedding_model is null and s.embedding_retry_at is null
+                    from live
+                    cross join
+                        lateral (
+                            select s.blob_sha from codesift.code_symbols as s
+                            where
+                                s.tenant_id = $1 and s.blob_sha = live.blob_sha
+                                and s.embedding_model is null and s.embedding_retry_at is null
+                            offset 0 -- noqa: AM09
+                        ) as s
+                    -- the same content at two paths counts once: at its first path
+                    where (
+                        select 1 from codesift.files as g
+                        where
+                            g.tenant_id = $1 and g.blob_sha = s.blob_sha and g.live
+                            and g.repository_id = any($2)
+                            and (g.repository_id, g.path) < (live.repository_id, live.path)
+                        limit 1 -- noqa: AM09
+                    ) is null
                     limit $3 -- noqa: AM09
                 ) as q
             )
         end as symbols,
         case
-            when not exists (
-                select from codesift.blobs as b
-                where
-                    b.tenant_id = $1 and b.embedding_model is null
-                    and b.embedding_retry_at is null
-            ) then 0
+            when z.file_backlog = 0 then 0
+            when z.file_backlog < z.live_files
+                then (
+                    select count(*) from (
+                        select 1 from codesift.blobs as b
+                        where
+                            b.tenant_id = $1 and b.embedding_model is null
+                            and b.embedding_retry_at is null
+                            and (
+                                select 1 from codesift.files as f
+                                where
+                                    f.tenant_id = $1 and f.blob_sha = b.sha and f.live
+                                    and f.repository_id = any($2)
+                                limit 1 -- noqa: AM09
+                            ) is not null
+                        limit $3 -- noqa: AM09
+                    ) as q
+                )
             else (
                 select count(*) from (
                     select 1
-                    from scope
-                    inner join codesift.blobs as b on b.tenant_id = $1 and scope.blob_sha = b.sha
-                    where b.embedding_model is null and b.embedding_retry_at is null
+                    from live
+                    cross join
+                        lateral (
+                            select b.sha from codesift.blobs as b
+                            where
+                                b.tenant_id = $1 and b.sha = live.blob_sha
+                                and b.embedding_model is null and b.embedding_retry_at is null
+                            offset 0 -- noqa: AM09
+                        ) as b
+                    where (
+                        select 1 from codesift.files as g
+                        where
+                            g.tenant_id = $1 and g.blob_sha = b.sha and g.live
+                            and g.repository_id = any($2)
+                            and (g.repository_id, g.path) < (live.repository_id, live.path)
+                        limit 1 -- noqa: AM09
+                    ) is null
                     limit $3 -- noqa: AM09
                 ) as q
             )
         end as files
+    from sizes as z
+),
+
+scope as (
+    -- each blob once, at its first live path in scope; read only as far as the capped
+    -- counts below go
+    select live.blob_sha from live
+    where (
+        select 1 from codesift.files as g
+        where
+            g.tenant_id = $1 and g.blob_sha = live.blob_sha and g.live
+            and g.repository_id = any($2)
+            and (g.repository_id, g.path) < (live.repository_id, live.path)
+        limit 1 -- noqa: AM09
+    ) is null
 )
 
 -- the scope's counts are subqueries evaluated only when their branch is taken
@@ -71,8 +167,12 @@ select
             select count(*) from (
                 select 1
                 from scope
-                inner join codesift.code_symbols as s
-                    on s.tenant_id = $1 and scope.blob_sha = s.blob_sha
+                cross join
+                    lateral (
+                        select from codesift.code_symbols as s
+                        where s.tenant_id = $1 and s.blob_sha = scope.blob_sha
+                        offset 0 -- noqa: AM09
+                    ) as s
                 limit $4 -- noqa: AM09
             ) as q
         )
