@@ -200,7 +200,7 @@ def corpus_indexed(dsn: str, db: str, tenant: str, repo: str) -> bool:
 
 def _depth_label(conn, tenant: int, tier: str, depth: str) -> str:
     """The depth as set, or `default` with the depth the engine reads for the tier, asked of
-    the legs' own rule (a whole-tenant scope, up to 8 terms; the file leg reads half of it)."""
+    the legs' own rule (a whole-tenant scope, up to 8 terms)."""
     if depth != "default":
         return f"{int(depth):,}"
     reads = conn.execute(

@@ -142,8 +142,9 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 -- Bounded work per query, in three steps:
 -- 1. candidates: each term's best postings in impact order (codesift.bm25_depth;
 --    unset, 2,000 or one per 50 of the tier's documents when more, up to 8,000, shared
---    among a question's terms past 8; half that for files; up to 8x that when the scope's live
---    files are few of the tenant's: one ref of many), only those that add at least a
+--    among a question's terms past 8; for files half of it, but one per 50 files up to
+--    4,000; up to 8x that when the scope's live files are few of the tenant's: one ref
+--    of many), only those that add at least a
 --    tenth of the heaviest term's idf (times its weight) to a score, summed as
 --    idf * impact;
 -- 2. the best `pool` of them (4k, at least 400; files 200; times the same factor
@@ -288,6 +289,7 @@ set search_path = codesift, public
 as $fn$
 declare
     documents bigint;
+    share bigint;
 begin
     -- PL/pgSQL, not SQL: Citus plans no parameterised query of a SQL function
     select c.docs into documents
@@ -297,16 +299,21 @@ begin
     -- times deeper), shared among the terms past 8 of them: a long question's many terms
     -- read no more in all than a short question's; a tenant without statistics yet reads
     -- the default
-    return codesift._bm25_depth(
-        coalesce(documents, 0) / greatest(factor, 1) * 8 / greatest(terms, 8)
-    );
+    share := coalesce(documents, 0) / greatest(factor, 1) * 8 / greatest(terms, 8);
+    if tier = 'file' then
+        -- the file leg wants a few dozen files: half the default and half the most, but
+        -- the same one posting per 50 documents between (halved after the rule, a tier of
+        -- 147k real files agreed 0.948 with exhaustive BM25: bm25-agreement-1m.txt)
+        return greatest(codesift._bm25_depth(share * 2) / 2, 1);
+    end if;
+    return codesift._bm25_depth(share);
 end;
 $fn$;
 
 comment on function codesift._bm25_tier_depth(bigint, text, integer, integer) is
 'Postings per query term a BM25 leg reads before its depth factor: codesift._bm25_depth for '
 'the tenant''s documents of the tier (symbol or file) over the factor, shared among the terms '
-'past 8 of them.';
+'past 8 of them; the file tier half of it, though one posting per 50 documents up to 4,000.';
 
 create or replace function codesift._bm25_scope_factor(tenant bigint, repository_ids bigint[])
 returns integer
@@ -613,9 +620,9 @@ declare
     -- in this order: the bounds before anything computed from them
     bounded boolean := codesift._leg_bounds(k, terms, null, repository_ids);
     weighted boolean := codesift._weight_bounds(terms, weights);
-    -- half the symbols' depth and pool: the file tier wants a few dozen files, and on
-    -- django + sympy (7,295 files) 1,000 postings per term gave 0.98 of the exhaustive
-    -- top 20, 500 gave 0.95 (bench/bm25_agreement_bench.py)
+    -- the file tier's depth (codesift._bm25_tier_depth): on django + sympy (7,295 files)
+    -- 1,000 postings per term gave 0.98 of the exhaustive top 20, 500 gave 0.95
+    -- (bench/bm25_agreement_bench.py)
     reading integer;
     checking integer := greatest(4 * k, 200);
     -- postings that add less than a tenth of the heaviest query term's idf to a score
@@ -638,9 +645,7 @@ begin
     where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms);
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
-    reading := greatest(
-        codesift._bm25_tier_depth(tenant, 'file', factor, cardinality(terms)) / 2, 1
-    );
+    reading := codesift._bm25_tier_depth(tenant, 'file', factor, cardinality(terms));
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop

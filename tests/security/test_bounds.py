@@ -611,7 +611,8 @@ TIER_DEPTH = "select codesift._bm25_tier_depth(%s::bigint, %s, %s::integer, %s::
 
 def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_connect, clique):
     """Unset, a leg reads one posting per 50 of the tier's documents (over the depth factor,
-    shared among the terms past 8) when that is more than 2,000, up to 8,000; another
+    shared among the terms past 8) when that is more than 2,000, up to 8,000 (files: 1,000
+    to 4,000); another
     tenant's size is never read, and hostile arguments get a clean depth."""
     (globex, _), (acme, _) = clique["globex"], clique["acme"]
     for tier, docs in [("symbol", 300_000), ("file", 250_000)]:
@@ -622,7 +623,10 @@ def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_conn
     own = app_connect(globex)
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 6_000
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 8)).fetchone()[0] == 6_000
-    assert own.execute(TIER_DEPTH, (globex, "file", 1, 3)).fetchone()[0] == 5_000
+    # the file tier: half the default, one per 50 files between, half the most
+    assert own.execute(TIER_DEPTH, (globex, "file", 1, 3)).fetchone()[0] == 4_000
+    assert own.execute(TIER_DEPTH, (globex, "file", 2, 3)).fetchone()[0] == 2_500
+    assert own.execute(TIER_DEPTH, (globex, "file", 8, 3)).fetchone()[0] == 1_000
     # a long question's terms share it: 12 terms read 4,000, 80 no deeper than 2,000
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 12)).fetchone()[0] == 4_000
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 80)).fetchone()[0] == 2_000
@@ -636,6 +640,7 @@ def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_conn
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 8_000  # the most
     own.execute("set codesift.bm25_depth = 3000")  # a setting is read as it is
     assert own.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 3_000
+    assert own.execute(TIER_DEPTH, (globex, "file", 1, 3)).fetchone()[0] == 1_500
     # acme asking with globex's id sees none of its statistics: the default, nothing told
     other = app_connect(acme)
     assert other.execute(TIER_DEPTH, (globex, "symbol", 1, 3)).fetchone()[0] == 2_000
@@ -647,4 +652,4 @@ def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_conn
         (-(2**63), "file", 2**31 - 1, 2**31 - 1),
     ]:
         got = other.execute(TIER_DEPTH, (tenant, tier, factor, terms)).fetchone()[0]
-        assert got == 2_000
+        assert got == (1_000 if tier == "file" else 2_000)
