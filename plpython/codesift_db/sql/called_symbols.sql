@@ -53,7 +53,10 @@ cross join
         where
             f.live
             and s.tenant_id = $7
-            and s.name_key = n.name
+            -- `= any`, not `=`: an equality with n.name would join the two below in one
+            -- equivalence class, after which the planner cannot prove the predicate of
+            -- code_symbols_function_name (029) and reads every definition of the name
+            and s.name_key = any(array[n.name])
             and f.repository_id = any($1)
             and s.kind = 'function'
             and lower(s.qualified_name) = s.name_key
