@@ -624,6 +624,9 @@ declare
     -- 1,000 postings per term gave 0.98 of the exhaustive top 20, 500 gave 0.95
     -- (bench/bm25_agreement_bench.py)
     reading integer;
+    -- as in _bm25_symbols: below it a scope is read deeper and filtered when it passes,
+    -- since listing half a large tenant's files costs more than the postings it saves
+    scope_only_from constant integer := 5;
     checking integer := greatest(4 * k, 200);
     -- postings that add less than a tenth of the heaviest query term's idf to a score
     -- are not read until too few candidates pass: a long question's many light terms
@@ -674,9 +677,9 @@ begin
             from term_idf
         ),
 
-        -- a scope that is part of the tenant (one ref of many): the blobs live in it, so
-        -- that only their postings are summed (listed only then, once); listed repository
-        -- by repository, each id once, as in _bm25_symbols
+        -- a scope that is a small part of the tenant (one ref of many): the blobs live in
+        -- it, so that only their postings are summed (listed only then, once); listed
+        -- repository by repository, each id once, as in _bm25_symbols
         in_scope as materialized (
             select f.blob_sha
             from (select distinct u.id from unnest(repository_ids) as u (id)) as r
@@ -709,7 +712,7 @@ begin
                     limit reading
                 ) as p
             where
-                factor = 1
+                factor < scope_only_from
                 or p.blob_sha in (select unnest(scope_shas.shas) from scope_shas)
             group by p.blob_sha
         ),
