@@ -114,6 +114,16 @@ def resolve_typed(
     ]
     if not candidates:
         return out
+    # a definition reaches only the uses in its family's files (self) and blobs (typed):
+    # each looks up those, not every candidate (a common method name has hundreds of
+    # definitions and tens of thousands of uses)
+    own_by_path: dict[str, list] = {}
+    typed_by_blob: dict[str, list] = {}
+    for i, u in candidates:
+        if u.qualifier in SELF:
+            own_by_path.setdefault(u.path, []).append((i, u))
+        else:
+            typed_by_blob.setdefault(u.blob_sha, []).append((i, u))
     for d in definitions:
         if not d.get("parent") or len(out) == len(candidates):
             continue
@@ -123,13 +133,15 @@ def resolve_typed(
         family = families[key]
         if not family:
             continue
-        for i, u in candidates:
-            if i in out or u.repository_id != d["repository_id"]:
-                continue
-            if u.qualifier in SELF:
-                if any(u.path == path and _inside(u.symbol, q) for path, q, _ in family):
+        for path, q, _ in family:
+            for i, u in own_by_path.get(path, ()):
+                if i not in out and u.repository_id == d["repository_id"] and _inside(u.symbol, q):
                     out[i] = d
-        typed = [(i, u) for i, u in candidates if i not in out and u.qualifier not in SELF]
+        blobs = {cu.blob_sha for _, _, uses in family for cu in uses}
+        typed = sorted(
+            (iu for blob in blobs for iu in typed_by_blob.get(blob, ()) if iu[0] not in out),
+            key=lambda iu: iu[0],
+        )
         if typed:
             for i in _bound_to(typed, family, line_texts):
                 out[i] = d

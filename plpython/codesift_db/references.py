@@ -228,6 +228,12 @@ class Resolver:
 
     edges: dict[tuple[int, str], list[tuple]] = field(default_factory=dict)
     imports: dict[str, list[tuple]] = field(default_factory=dict)
+    # what resolve asks again for every use of a name with many definitions: a file's
+    # re-exports of a name once its edges are read (they never change after), and a
+    # definitions list's members in one repository, by file (the list is kept, so that
+    # its id is not reused while the entry stands)
+    _reexports: dict[tuple[int, str, str], list[str]] = field(default_factory=dict)
+    _members: dict[tuple[int, int], tuple] = field(default_factory=dict)
 
     def targets(self, use: Use, name: str) -> list[str]:
         """The files the import statement binding `use` leads to: its edges at that line,
@@ -241,13 +247,31 @@ class Resolver:
     def reexported(self, repository_id: int, path: str, name: str) -> list[str]:
         """Where a file's import statements bring `name` from (`from .impl import name`,
         `export {name} from './impl'`, a star)."""
-        return sorted(
+        key = (repository_id, path, name)
+        if key in self._reexports:
+            return self._reexports[key]
+        found = sorted(
             {
                 e[1]
                 for e in self.edges.get((repository_id, path), ())
                 if name in (e[2] or ()) or "*" in (e[2] or ())
             }
         )
+        if (repository_id, path) in self.edges:
+            self._reexports[key] = found
+        return found
+
+    def _in_repository(self, definitions: list[dict], repository_id: int) -> tuple:
+        """(the definitions in the repository, the same by path)."""
+        key = (id(definitions), repository_id)
+        hit = self._members.get(key)
+        if hit is None or hit[0] is not definitions:
+            here = [d for d in definitions if d["repository_id"] == repository_id]
+            by_file: dict[str, list[dict]] = {}
+            for d in here:
+                by_file.setdefault(d["path"], []).append(d)
+            hit = self._members[key] = (definitions, here, by_file)
+        return hit[1], hit[2]
 
     def module(self, use: Use) -> str | None:
         for line, module, _names in self.imports.get(use.blob_sha, ()):
@@ -276,7 +300,7 @@ class Resolver:
 
     def resolve(self, use: Use, definitions: list[dict]) -> tuple[str, dict | None] | None:
         """('resolved', the definition) | ('by_name', None) | None (bound elsewhere)."""
-        here = [d for d in definitions if d["repository_id"] == use.repository_id]
+        here, by_file = self._in_repository(definitions, use.repository_id)
         if not definitions:
             return BY_NAME, None
         language = use.language
@@ -284,14 +308,14 @@ class Resolver:
             targets = self.targets(use, use.name)
             if not targets:  # imported from outside the repository
                 return None if here else (BY_NAME, None)
-            found = self._reach(use, targets, here, language)
+            found = self._reach(use, targets, here, by_file, language)
             if found is not None:
                 return RESOLVED, found
             # a member of a class imported from a file that does not define it may be
             # inherited; a module's member is that module's (and a bare name is bound)
             return (BY_NAME, None) if self._names_a_class(use) else None
+        same_file = by_file.get(use.path, [])
         if use.qualifier is not None:
-            same_file = [d for d in here if d["path"] == use.path]
             if use.qualifier in SELF:
                 for d in same_file:
                     if d["parent"] and _inside(use.symbol, d["parent"]):
@@ -308,7 +332,6 @@ class Resolver:
                     if d["parent"] and d["parent"].rsplit(".", 1)[-1] == head:
                         return RESOLVED, d
             return BY_NAME, None
-        same_file = [d for d in here if d["path"] == use.path]
         for d in same_file:
             if d["parent"] is None or (
                 _inside(use.symbol, d["parent"]) and _bare_method(d, use.symbol, language)
@@ -331,13 +354,12 @@ class Resolver:
         # JavaScript, TypeScript: a script without imports sees the globals of the others
         return None if self.has_imports(use) else (BY_NAME, None)
 
-    def _reach(self, use: Use, targets: list[str], here: list[dict], language) -> dict | None:
+    def _reach(
+        self, use: Use, targets: list[str], here: list[dict], by_file: dict, language
+    ) -> dict | None:
         """The definition the import's targets lead to: in a target file (or, for Go, its
         package), in a submodule a dotted qualifier names, or behind a package's
-        re-exports."""
-        by_file: dict[str, list[dict]] = {}
-        for d in here:
-            by_file.setdefault(d["path"], []).append(d)
+        re-exports. `here`: the definitions in the use's repository; by_file: by path."""
         head = (use.qualifier or "").rsplit(".", 1)[-1]
 
         def pick(defs: list[dict]) -> dict:
