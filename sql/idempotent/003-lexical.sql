@@ -373,6 +373,90 @@ comment on function codesift._bm25_depth_factor(bigint, bigint[], integer) is
 'The depth factor the BM25 legs read with: the asked one kept to 1..8, or the scope''s own '
 '(codesift._bm25_scope_factor) when none is asked.';
 
+-- A scope too small a share of its tenant for the bounded read (one small repository of
+-- many, asked a long question): the terms' best postings are the tenant's, and the few
+-- of the scope's among them are found only by reading deep. Reading every posting of the
+-- scope's symbols costs less when they hold fewer than the bounded read would read at
+-- most (each term's postings to `reading`); a symbol holds at most its length's postings.
+-- The scope's symbols passing the filters (each id once) when they are that few, else null.
+create or replace function codesift._bm25_small_scope(
+    tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
+    kinds text[], reading integer
+)
+returns bigint[]
+language plpgsql
+stable
+security invoker
+set search_path = codesift, public
+set jit = off
+as $fn$
+declare
+    bounded boolean := codesift._leg_bounds(0, terms, kinds, repository_ids);
+    -- the most listed, however deep the read it is weighed against
+    most_listed constant integer := 100000;
+    most_symbols bigint;
+    rows_listed bigint;
+    listed bigint[];
+begin
+    -- the postings the bounded read reads at most, over the tier's average length
+    select
+        floor(
+            coalesce(sum(least(t.df, reading)), 0)
+            / max(c.total_terms::float8 / greatest(c.docs, 1))
+        )
+    into most_symbols
+    from codesift.corpus_stats as c
+    inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+    where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms);
+    if coalesce(most_symbols, 0) < 1 then
+        return null;
+    end if;
+    most_symbols := least(most_symbols, most_listed);
+    -- listed repository by repository and file by file, as the legs list a scope, and
+    -- only as far as decides (a symbol at two paths is listed twice: counted so, a bound)
+    select count(*), array_agg(distinct q.id) into rows_listed, listed
+    from (
+        select s.id
+        from (select distinct u.id from unnest(repository_ids) as u (id)) as r
+        cross join lateral (
+            select g.blob_sha from codesift.files as g
+            where
+                g.repository_id = r.id and g.tenant_id = tenant and g.live
+                and (path_prefix is null or starts_with(g.path, path_prefix))
+                and (
+                    lang is null
+                    or exists (
+                        select 1 from codesift.blobs as bl
+                        where
+                            bl.tenant_id = g.tenant_id and bl.sha = g.blob_sha
+                            and bl.language = lang
+                    )
+                )
+            offset 0 -- noqa: AM09
+        ) as f
+        cross join lateral (
+            select x.id from codesift.code_symbols as x
+            where
+                x.tenant_id = tenant and x.blob_sha = f.blob_sha
+                and (kinds is null or x.kind = any(kinds))
+            offset 0 -- noqa: AM09
+        ) as s
+        limit most_symbols + 1
+    ) as q;
+    if rows_listed > most_symbols then
+        return null;
+    end if;
+    return coalesce(listed, '{}');
+end;
+$fn$;
+
+comment on function codesift._bm25_small_scope(
+    bigint, text[], bigint[], text, text, text[], integer
+) is
+'The symbols in scope passing the filters (at most 100,000), when they hold fewer postings '
+'than the BM25 symbol leg''s bounded read of the terms would read (reading each): scored '
+'exhaustively then; null when more.';
+
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], k integer, k1 double precision, b double precision,
@@ -410,18 +494,56 @@ declare
     passed bigint;
     ids bigint[];
     scores double precision[];
+    scope_ids bigint[];
 begin
+    -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
+    factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
+    reading := codesift._bm25_tier_depth(tenant, 'symbol', factor, cardinality(terms));
+    reading := least(reading::bigint * factor, 2147483647);
+    checking := least(checking::bigint * factor, 2147483647);
+    if factor >= scope_only_from then
+        scope_ids := codesift._bm25_small_scope(
+            tenant, terms, repository_ids, path_prefix, lang, kinds, reading
+        );
+        if scope_ids is not null then
+            -- exact BM25 of every symbol listed: each one's postings read whole (one range
+            -- of the (symbol, term) index), those of the query's terms kept
+            return query
+            with idf as (
+                select
+                    t.term,
+                    ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
+                    * coalesce(w.weight, 1.0) as idf,
+                    c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+                from codesift.corpus_stats as c
+                inner join codesift.term_stats as t
+                    on c.tenant_id = t.tenant_id and c.tier = t.tier
+                left join unnest(terms, weights) as w (term, weight) on t.term = w.term
+                where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms)
+            )
+
+            select
+                p.symbol_id,
+                sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl, k1, b)) as score
+            from unnest(scope_ids) as u (id)
+            cross join lateral (
+                select x.symbol_id, x.term, x.tf, x.dl from codesift.symbol_terms as x
+                where x.symbol_id = u.id and x.tenant_id = tenant
+                offset 0 -- noqa: AM09
+            ) as p
+            inner join idf on p.term = idf.term
+            group by p.symbol_id
+            order by 2 desc, 1 asc
+            limit k;
+            return;
+        end if;
+    end if;
     select
         coalesce(max(t.df), 0),
         coalesce(sum(t.df), 0)
     into most_postings, all_postings
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
-    -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
-    factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
-    reading := codesift._bm25_tier_depth(tenant, 'symbol', factor, cardinality(terms));
-    reading := least(reading::bigint * factor, 2147483647);
-    checking := least(checking::bigint * factor, 2147483647);
     loop
         -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
         -- sends a statement whole to the worker holding the tenant's shards only when

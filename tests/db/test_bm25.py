@@ -329,3 +329,56 @@ def test_the_depth_factor_is_the_asked_one_kept_to_1_8_or_the_scopes_own(
     assert factor(None) == own
     kept = {-2_147_483_648: 1, 0: 1, 1: 1, 3: 3, 8: 8, 9: 8, 2_147_483_647: 8}
     assert {asked: factor(asked) for asked in kept} == kept
+
+
+# the question's words beside "retry": every module of both repositories holds some of them;
+# and a repository of acme's thirteen times the size of jobs, so that jobs' symbols hold
+# fewer postings than those terms have in the tenant
+MANY_TERMS = ["retry", "return", "def", "attempt", "delay", "compute", "schedule", "factor"]
+LARGE_CROWD = {f"crowd/c{i:03d}.py": f"def r{i}():\n    return retry(retry)\n" for i in range(400)}
+
+
+def test_a_scope_smaller_than_the_read_is_scored_exhaustively(db, dsn, indexed, make_repo):
+    """Where the scope's symbols hold fewer postings than the bounded read of the terms would
+    read, each of them is scored from all its postings (_bm25_small_scope lists them): the
+    rows of summing every posting of the tenant, exactly; a shallow read stays bounded."""
+    root = make_repo(LARGE_CROWD, name="crowd")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="crowd", tenant="acme", show_progress=False, embed=False)
+    tenant, scope = indexed["tenant"], [indexed["repo"]]
+    jobs_symbols = db.execute(
+        "select count(distinct s.id) from code_symbols s join files f on f.tenant_id ="
+        " s.tenant_id and f.blob_sha = s.blob_sha and f.live where f.repository_id = %s",
+        (indexed["repo"],),
+    ).fetchone()[0]
+
+    def listed(terms, reading):
+        return db.execute(
+            "select _bm25_small_scope(%s, %s, %s, null, null, null, %s)",
+            (tenant, terms, scope, reading),
+        ).fetchone()[0]
+
+    def ask(terms, factor, depth=None):
+        if depth is not None:
+            db.execute("select set_config('codesift.bm25_depth', %s, false)", (str(depth),))
+        rows = db.execute(
+            "select symbol_id, score from _bm25_symbols(%s, %s, %s, null, null, null, 10, 1.2,"
+            " 0.75, null, %s)",
+            (tenant, terms, scope, factor),
+        ).fetchall()
+        db.execute("reset codesift.bm25_depth")
+        return [(i, round(s, 9)) for i, s in rows]
+
+    assert len(listed(MANY_TERMS, 16_000)) == jobs_symbols
+    assert listed(MANY_TERMS, 1) is None  # a shallow read costs less than the scope
+    assert listed(["attempt"], 16_000) is None
+    every_posting = ask(MANY_TERMS, 1, depth=1_000_000)
+    assert len(every_posting) == 10
+    assert ask(MANY_TERMS, 8) == every_posting
+    # a path filter and kinds are the scope's too
+    core = db.execute(
+        "select _bm25_small_scope(%s, %s, %s, 'core/', null, array['function'], 16000)",
+        (tenant, MANY_TERMS, scope),
+    ).fetchone()[0]
+    names = db.execute("select name from code_symbols where id = any(%s)", (core,)).fetchall()
+    assert sorted(n for (n,) in names) == [f"backoff_{i}" for i in range(5)]

@@ -264,6 +264,50 @@ def test_every_leg_refuses_huge_arrays(db, app_connect, clique, leg):
         refused(conn, sql, args, says="kinds")
 
 
+SMALL_SCOPE = "select codesift._bm25_small_scope(%s, %s, %s, null, null, null, %s)"
+
+
+# a repository of acme's many times the clique's size, whose functions also return
+CROWD = {f"crowd/c{i:03d}.py": f"def member_{i}():\n    return {i}\n" for i in range(300)}
+
+
+def test_the_small_scope_listing_stays_in_its_tenant_and_bounds(
+    db, dsn, app_connect, make_repo, clique
+):
+    """_bm25_small_scope lists the symbols of a scope the BM25 symbol leg may score whole
+    (the clique's, beside a large repository of acme's): as acme, its own however deep the
+    read it is weighed against, nothing of globex's by globex's ids, and arrays past the
+    legs' limits refused."""
+    (acme, acme_repo), (globex, globex_repo) = clique["acme"], clique["globex"]
+    with psycopg.connect(dsn) as owner:
+        index_repository(
+            owner,
+            make_repo(CROWD, name="crowd"),
+            name="crowd",
+            tenant="acme",
+            embed=False,
+            show_progress=False,
+        )
+    conn = runner(db, app_connect, acme, "_bm25_small_scope")
+    terms = ["member", "return"]
+    own = conn.execute(SMALL_SCOPE, (acme, terms, [acme_repo], BIG_INT)).fetchone()[0]
+    clique_ids = db.execute(
+        "select s.id from code_symbols s join files f on f.tenant_id = s.tenant_id"
+        " and f.blob_sha = s.blob_sha and f.live where f.repository_id = %s",
+        (acme_repo,),
+    ).fetchall()
+    assert own and sorted(own) == sorted({i for (i,) in clique_ids})
+    # globex's statistics and files are not acme's to read
+    assert conn.execute(SMALL_SCOPE, (globex, terms, [globex_repo], BIG_INT)).fetchone()[0] is None
+    assert conn.execute(SMALL_SCOPE, (acme, terms, [globex_repo], BIG_INT)).fetchone()[0] == []
+    assert conn.execute(SMALL_SCOPE, (acme, terms, [acme_repo], -BIG_INT)).fetchone()[0] is None
+    for args, says in [
+        ((acme, [f"t{i}" for i in range(100_000)], [acme_repo], 10), "terms"),
+        ((acme, terms, list(range(1, 100_001)), 10), "repositories"),
+    ]:
+        refused(conn, SMALL_SCOPE, args, says=says)
+
+
 # the BM25 legs with a depth factor asked (no weights, factor 8): they list the scope's files
 SCOPED_LEGS = {leg: LEGS[leg][:-1] + ", null, 8)" for leg in ("_bm25_symbols", "_bm25_files")}
 
