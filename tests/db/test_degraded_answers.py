@@ -14,6 +14,7 @@ from codesift.embedder import embed_pending
 from codesift.indexer import index_repository
 
 from tests.conftest import commit, write_files
+from tests.explained import explained
 from tests.mcp.harness import stdio_session, text_of
 
 CODESIFT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "codesift"
@@ -174,8 +175,9 @@ def test_a_backlog_elsewhere_larger_than_the_scope_is_not_counted_in_it(db, dsn,
     live_files, texts = db.execute(
         "select (select count(*) from files f join repositories r on r.id = f.repository_id"
         "        where r.name = 'shop' and f.live),"
-        " (select count(*) from blobs b where exists (select from files f join repositories r"
-        "        on r.id = f.repository_id where r.name = 'shop' and f.live and f.blob_sha = b.sha))"
+        " (select count(*) from blobs b where exists (select from files f"
+        "        join repositories r on r.id = f.repository_id"
+        "        where r.name = 'shop' and f.live and f.blob_sha = b.sha))"
         " + (select count(*) from code_symbols s where exists (select from files f"
         "        join repositories r on r.id = f.repository_id"
         "        where r.name = 'shop' and f.live and f.blob_sha = s.blob_sha))"
@@ -184,6 +186,28 @@ def test_a_backlog_elsewhere_larger_than_the_scope_is_not_counted_in_it(db, dsn,
     rows, notices = _ask_db(db, CALLS[0], ENGLISH)
     assert rows
     assert any(f"2 of {texts:,} texts in scope" in n for n in notices), notices
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+def test_a_tenant_without_a_backlog_lists_no_file_to_count_it(db, embedded):
+    # every question counts the backlog in its scope; a tenant with none pays two probes of
+    # the queue's partial indexes, never a listing of the scope's files
+    rows, plans = explained(db, CALLS[1], (ENGLISH,))
+    assert rows
+    counts = [p for p in plans if p["Query Text"].lstrip().startswith("-- The embedding backlog")]
+    assert counts
+    read = [
+        n
+        for p in counts
+        for n in _nodes(p)
+        if n.get("Relation Name") == "files" and n.get("Actual Loops", 0) > 0
+    ]
+    assert read == []
 
 
 def test_nothing_embedded_is_a_lexical_only_answer(db, dsn, make_repo):

@@ -8,11 +8,11 @@ the function; where a later privileges migration revokes an internal function fr
 as the owner, whose bounds must hold all the same.
 """
 
-import json
-
 import psycopg
 import pytest
 from codesift.indexer import index_repository
+
+from tests.explained import explained as _explained
 
 from .refusals import refused
 
@@ -318,35 +318,6 @@ def _cte_rows(plan: dict, name: str) -> list[int]:
     for child in plan.get("Plans", []):
         found += _cte_rows(child, name)
     return found
-
-
-def _explained(db, statement: str, args) -> tuple[list, list[dict]]:
-    """The rows of `statement`, and the EXPLAIN ANALYZE (json) plans of it and of every
-    statement it runs (auto_explain)."""
-    db.execute("load 'auto_explain'")
-    for setting, value in [
-        ("auto_explain.log_min_duration", "0"),
-        ("auto_explain.log_nested_statements", "on"),
-        ("auto_explain.log_analyze", "on"),
-        ("auto_explain.log_format", "json"),
-    ]:
-        db.execute("select set_config(%s, %s, false)", (setting, value))
-    plans: list[dict] = []
-
-    def keep(diag: psycopg.errors.Diagnostic) -> None:
-        text = diag.message_primary or ""
-        if "plan:" in text:
-            plans.append(json.loads(text.split("plan:", 1)[1])["Plan"])
-
-    db.add_notice_handler(keep)
-    db.execute("set client_min_messages = log")
-    try:
-        rows = db.execute(statement, args).fetchall()
-    finally:
-        db.execute("reset client_min_messages")
-        db.execute("select set_config('auto_explain.log_min_duration', '-1', false)")
-        db.remove_notice_handler(keep)
-    return rows, plans
 
 
 @pytest.mark.parametrize("leg", sorted(SCOPED_LEGS))

@@ -27,11 +27,8 @@ with live as (
     ) as f
 ),
 
-sizes as materialized (
+backlog as materialized (
     select
-        (
-            select count(*) from (select 1 from live limit $4) as q -- noqa: AM09
-        ) as live_files,
         (
             select count(*) from (
                 select 1 from codesift.code_symbols as s
@@ -40,7 +37,7 @@ sizes as materialized (
                     and s.embedding_retry_at is null
                 limit $4 -- noqa: AM09
             ) as q
-        ) as symbol_backlog,
+        ) as symbols,
         (
             select count(*) from (
                 select 1 from codesift.blobs as b
@@ -49,7 +46,22 @@ sizes as materialized (
                     and b.embedding_retry_at is null
                 limit $4 -- noqa: AM09
             ) as q
-        ) as file_backlog
+        ) as files
+),
+
+sizes as materialized (
+    select
+        k.symbols as symbol_backlog,
+        k.files as file_backlog,
+        -- the scope is listed only for a tenant with a backlog
+        case
+            when k.symbols + k.files > 0
+                then (
+                    select count(*) from (select 1 from live limit $4) as q -- noqa: AM09
+                )
+            else 0
+        end as live_files
+    from backlog as k
 ),
 
 pending as materialized (

@@ -1,0 +1,36 @@
+"""EXPLAIN ANALYZE of a statement and of every statement it runs (auto_explain), for tests
+that check what a query reads rather than only what it returns."""
+
+import json
+
+import psycopg
+
+
+def explained(db, statement: str, args) -> tuple[list, list[dict]]:
+    """The rows of `statement`, and the EXPLAIN ANALYZE (json) plans of it and of every
+    statement it runs (auto_explain), each with its statement's text ("Query Text")."""
+    db.execute("load 'auto_explain'")
+    for setting, value in [
+        ("auto_explain.log_min_duration", "0"),
+        ("auto_explain.log_nested_statements", "on"),
+        ("auto_explain.log_analyze", "on"),
+        ("auto_explain.log_format", "json"),
+    ]:
+        db.execute("select set_config(%s, %s, false)", (setting, value))
+    plans: list[dict] = []
+
+    def keep(diag: psycopg.errors.Diagnostic) -> None:
+        text = diag.message_primary or ""
+        if "plan:" in text:
+            logged = json.loads(text.split("plan:", 1)[1])
+            plans.append(logged["Plan"] | {"Query Text": logged.get("Query Text", "")})
+
+    db.add_notice_handler(keep)
+    db.execute("set client_min_messages = log")
+    try:
+        rows = db.execute(statement, args).fetchall()
+    finally:
+        db.execute("reset client_min_messages")
+        db.execute("select set_config('auto_explain.log_min_duration', '-1', false)")
+        db.remove_notice_handler(keep)
+    return rows, plans
