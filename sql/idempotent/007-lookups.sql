@@ -117,6 +117,9 @@ language plpgsql
 stable
 security invoker
 set search_path = codesift, pg_catalog
+-- the plan's estimates (a ref's files at its tenant's average) would have it JIT-compiled:
+-- 300 ms to count a few hundred files
+set jit = off
 as $$
 declare
     tenant bigint := codesift.current_tenant_id();
@@ -140,51 +143,50 @@ begin
         r.head_commit is not null and r.indexed_commit is not null
         and r.head_commit <> r.indexed_commit,
         r.indexed_worktree,
-        (
-            select count(*) from codesift.files as f
-            where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
-        ),
-        (
-            select count(*) from codesift.files as f
-            inner join codesift.code_symbols as s
-                on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
-            where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
-        ),
+        c.live_files,
+        c.symbols,
         (
             select count(*) from codesift.file_edges as e
             where e.tenant_id = r.tenant_id and e.repository_id = r.id
         ),
-        (
-            select count(*) from codesift.files as f
-            inner join codesift.code_symbols as s
-                on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
-            where
-                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
-                and s.embedding_model is distinct from model
-        )
-        + (
-            select count(*) from codesift.files as f
-            inner join codesift.blobs as b on f.tenant_id = b.tenant_id and f.blob_sha = b.sha
-            where
-                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
-                and b.embedding_model is distinct from model
-        ),
-        (
-            select count(*) from codesift.files as f
-            inner join codesift.code_symbols as s
-                on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha
-            where
-                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
-                and s.embedding_model is distinct from model and s.embedding_error is not null
-        )
-        + (
-            select count(*) from codesift.files as f
-            inner join codesift.blobs as b on f.tenant_id = b.tenant_id and f.blob_sha = b.sha
-            where
-                f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
-                and b.embedding_model is distinct from model and b.embedding_error is not null
-        )
+        c.symbols_waiting + c.files_waiting,
+        c.symbols_refused + c.files_refused
     from codesift.repositories as r
+    -- one pass over the ref's live files, each probing its own blob and symbols: counted
+    -- from the tenant's symbols instead, a ref of 229 files in a tenant of 1.1M symbols
+    -- took 3.7 s (the plan cannot know how few files a ref holds)
+    cross join lateral (
+        select
+            count(*) as live_files,
+            coalesce(sum(x.symbols), 0)::bigint as symbols,
+            coalesce(sum(x.waiting), 0)::bigint as symbols_waiting,
+            coalesce(sum(x.refused), 0)::bigint as symbols_refused,
+            count(*) filter (where b.embedding_model is distinct from model) as files_waiting,
+            count(*) filter (
+                where b.embedding_model is distinct from model and b.embedding_error is not null
+            ) as files_refused
+        from codesift.files as f
+        cross join lateral (
+            select
+                g.embedding_model,
+                g.embedding_error
+            from codesift.blobs as g
+            where g.tenant_id = f.tenant_id and g.sha = f.blob_sha
+            offset 0 -- noqa: AM09
+        ) as b
+        cross join lateral (
+            select
+                count(*) as symbols,
+                count(*) filter (where s.embedding_model is distinct from model) as waiting,
+                count(*) filter (
+                    where s.embedding_model is distinct from model
+                    and s.embedding_error is not null
+                ) as refused
+            from codesift.code_symbols as s
+            where s.tenant_id = f.tenant_id and s.blob_sha = f.blob_sha
+        ) as x
+        where f.tenant_id = r.tenant_id and f.repository_id = r.id and f.live
+    ) as c
     where r.tenant_id = tenant and (repo is null or r.name = repo)
     order by r.name, not r.is_default, r.ref;
 end
