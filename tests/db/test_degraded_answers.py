@@ -42,9 +42,20 @@ CALLS = [
 ]
 
 
-def _index(dsn: str, root: Path, embed: bool) -> None:
+def _index(dsn: str, root: Path, embed: bool, name: str = "shop") -> None:
     with psycopg.connect(dsn) as conn:
-        index_repository(conn, root, name="shop", tenant="acme", embed=embed, show_progress=False)
+        index_repository(conn, root, name=name, tenant="acme", embed=embed, show_progress=False)
+
+
+def _shipping_twice_unembedded(dsn: str, make_repo) -> None:
+    """shop embedded, with a copy of a file at a second path; then one new file at two
+    paths, indexed without vectors: one blob and its one function wait."""
+    root = make_repo({**FILES, "shop/copy_of_pricing.py": PRICING_PY}, name="shop")
+    _index(dsn, root, embed=True)
+    shipping = "def shipping_cost(weight):\n    return 5 + weight\n"
+    write_files(root, {"shop/a/shipping.py": shipping, "shop/b/shipping.py": shipping})
+    commit(root, "shipping twice")
+    _index(dsn, root, embed=False)
 
 
 def _tenant(db) -> int:
@@ -132,13 +143,8 @@ def test_a_backlog_is_said_on_every_call_and_row_until_it_is_embedded(db, dsn, m
 
 def test_a_text_live_at_several_paths_is_counted_once(db, dsn, make_repo):
     # the same content at two paths is one blob and one set of symbols: the backlog and the
-    # texts in scope count it once (embedding_backlog.sql, embedding_scope.sql)
-    root = make_repo({**FILES, "shop/copy_of_pricing.py": PRICING_PY}, name="shop")
-    _index(dsn, root, embed=True)
-    shipping = "def shipping_cost(weight):\n    return 5 + weight\n"
-    write_files(root, {"shop/a/shipping.py": shipping, "shop/b/shipping.py": shipping})
-    commit(root, "shipping twice")
-    _index(dsn, root, embed=False)
+    # texts in scope count it once (embedding_backlog.sql)
+    _shipping_twice_unembedded(dsn, make_repo)
     _tenant(db)
     waiting, texts = _unembedded(db), _texts(db)
     assert waiting == 2  # the new blob and its one function
@@ -151,26 +157,13 @@ def test_a_backlog_elsewhere_larger_than_the_scope_is_not_counted_in_it(db, dsn,
     # the tenant's backlog outgrows the scope's live files, so each file in scope probes for
     # its own waiting texts (embedding_backlog.sql): the copy at two paths still counts once
     # and the other repository's backlog not at all
-    root = make_repo({**FILES, "shop/copy_of_pricing.py": PRICING_PY}, name="shop")
-    _index(dsn, root, embed=True)
-    shipping = "def shipping_cost(weight):\n    return 5 + weight\n"
-    write_files(root, {"shop/a/shipping.py": shipping, "shop/b/shipping.py": shipping})
-    commit(root, "shipping twice")
-    _index(dsn, root, embed=False)
+    _shipping_twice_unembedded(dsn, make_repo)
     stock = {
         f"stock/item_{i:02d}.py": f"def count_{i}(x):\n    return x + {i}\n\n"
         f"def weigh_{i}(x):\n    return x * {i}\n"
         for i in range(12)
     }
-    with psycopg.connect(dsn) as conn:
-        index_repository(
-            conn,
-            make_repo(stock, name="stock"),
-            name="stock",
-            tenant="acme",
-            embed=False,
-            show_progress=False,
-        )
+    _index(dsn, make_repo(stock, name="stock"), embed=False, name="stock")
     _tenant(db)
     live_files, texts = db.execute(
         "select (select count(*) from files f join repositories r on r.id = f.repository_id"
