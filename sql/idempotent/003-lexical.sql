@@ -495,49 +495,13 @@ declare
     ids bigint[];
     scores double precision[];
     scope_ids bigint[];
+    deepened boolean := false;
 begin
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
     reading := codesift._bm25_tier_depth(tenant, 'symbol', factor, cardinality(terms));
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
-    if factor >= scope_only_from then
-        scope_ids := codesift._bm25_small_scope(
-            tenant, terms, repository_ids, path_prefix, lang, kinds, reading
-        );
-        if scope_ids is not null then
-            -- exact BM25 of every symbol listed: each one's postings read whole (one range
-            -- of the (symbol, term) index), those of the query's terms kept
-            return query
-            with idf as (
-                select
-                    t.term,
-                    ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
-                    * coalesce(w.weight, 1.0) as idf,
-                    c.total_terms::double precision / greatest(c.docs, 1) as avgdl
-                from codesift.corpus_stats as c
-                inner join codesift.term_stats as t
-                    on c.tenant_id = t.tenant_id and c.tier = t.tier
-                left join unnest(terms, weights) as w (term, weight) on t.term = w.term
-                where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms)
-            )
-
-            select
-                p.symbol_id,
-                sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl, k1, b)) as score
-            from unnest(scope_ids) as u (id)
-            cross join lateral (
-                select x.symbol_id, x.term, x.tf, x.dl from codesift.symbol_terms as x
-                where x.symbol_id = u.id and x.tenant_id = tenant
-                offset 0 -- noqa: AM09
-            ) as p
-            inner join idf on p.term = idf.term
-            group by p.symbol_id
-            order by 2 desc, 1 asc
-            limit k;
-            return;
-        end if;
-    end if;
     select
         coalesce(max(t.df), 0),
         coalesce(sum(t.df), 0)
@@ -545,6 +509,47 @@ begin
     from codesift.term_stats as t
     where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms);
     loop
+        -- a scope that is a small share of its tenant, or one the filters made small once too
+        -- few passed, is scored whole when its postings are fewer than the read would read
+        if factor >= scope_only_from or (
+            deepened and (path_prefix is not null or lang is not null or kinds is not null)
+        ) then
+            scope_ids := codesift._bm25_small_scope(
+                tenant, terms, repository_ids, path_prefix, lang, kinds, reading
+            );
+            if scope_ids is not null then
+                -- exact BM25 of every symbol listed: each one's postings read whole (one range
+                -- of the (symbol, term) index), those of the query's terms kept
+                return query
+                with idf as (
+                    select
+                        t.term,
+                        ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
+                        * coalesce(w.weight, 1.0) as idf,
+                        c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+                    from codesift.corpus_stats as c
+                    inner join codesift.term_stats as t
+                        on c.tenant_id = t.tenant_id and c.tier = t.tier
+                    left join unnest(terms, weights) as w (term, weight) on t.term = w.term
+                    where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms)
+                )
+
+                select
+                    p.symbol_id,
+                    sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl, k1, b)) as score
+                from unnest(scope_ids) as u (id)
+                cross join lateral (
+                    select x.symbol_id, x.term, x.tf, x.dl from codesift.symbol_terms as x
+                    where x.symbol_id = u.id and x.tenant_id = tenant
+                    offset 0 -- noqa: AM09
+                ) as p
+                inner join idf on p.term = idf.term
+                group by p.symbol_id
+                order by 2 desc, 1 asc
+                limit k;
+                return;
+            end if;
+        end if;
         -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
         -- sends a statement whole to the worker holding the tenant's shards only when
         -- the statement names its tables itself (a SQL function's body runs nested there).
@@ -707,6 +712,7 @@ begin
         least_share := 0; -- too few pass: every posting may count
         reading := least(reading::bigint * 8, 2147483647);
         checking := least(checking::bigint * 8, 2147483647);
+        deepened := true;
     end loop;
     return query select u.id, u.score from unnest(ids, scores) as u (id, score);
 end;

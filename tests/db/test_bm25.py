@@ -11,6 +11,7 @@ from codesift.migrate import SQL_DIR
 from codesift_db.packing import estimate_tokens
 
 from tests.conftest import commit, write_files
+from tests.explained import explained
 
 # 30 modules mention "retry"; only the 5 under core/ pass a path filter, and they mention it
 # least, so they are the last postings of the term in impact order
@@ -382,3 +383,25 @@ def test_a_scope_smaller_than_the_read_is_scored_exhaustively(db, dsn, indexed, 
     ).fetchone()[0]
     names = db.execute("select name from code_symbols where id = any(%s)", (core,)).fetchall()
     assert sorted(n for (n,) in names) == [f"backoff_{i}" for i in range(5)]
+
+
+def test_a_filter_that_leaves_few_symbols_is_scored_whole_once_the_read_deepens(
+    db, dsn, indexed, make_repo
+):
+    """Asked of both repositories, a path filter keeps 5 of 430 symbols: the first read finds
+    too few, and before reading 8 times deeper the leg scores what passes the filter whole
+    (the rows of summing every posting, exactly)."""
+    root = make_repo(LARGE_CROWD, name="crowd")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="crowd", tenant="acme", show_progress=False, embed=False)
+    tenant = indexed["tenant"]
+    scope = [r for (r,) in db.execute("select id from repositories order by id").fetchall()]
+    sql = (
+        "select s.name, round(b.score::numeric, 9) from _bm25_symbols(%s, %s, %s, 'core/', null,"
+        " null, 10, 1.2, 0.75, null, 1) b join code_symbols s on s.id = b.symbol_id"
+    )
+    rows, plans = explained(db, sql, (tenant, MANY_TERMS, scope))
+    assert sorted(n for n, _ in rows) == [f"backoff_{i}" for i in range(5)]
+    assert any("unnest(scope_ids)" in p["Query Text"] for p in plans)
+    db.execute("select set_config('codesift.bm25_depth', '1000000', false)")
+    assert db.execute(sql, (tenant, MANY_TERMS, scope)).fetchall() == rows
