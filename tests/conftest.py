@@ -244,7 +244,7 @@ class Snapshots:
         self, repos: dict[str, tuple[str, dict[str, str]]]
     ) -> Callable[[str, RepoMaker], None]:
         """The index function of load_repos(key, repos)."""
-        return functools.partial(_index_repos, repos=repos)
+        return functools.partial(index_repos, repos=repos)
 
     def _dsn(self, dbname: str) -> str:
         t = self.template
@@ -328,7 +328,8 @@ def _copy_out(conn: psycopg.Connection, table: str, cols: list[str]) -> bytes:
         return b"".join(bytes(block) for block in copy)
 
 
-def _index_repos(dsn: str, make_repo, repos: dict[str, tuple[str, dict[str, str]]]) -> None:
+def index_repos(dsn: str, make_repo, repos: dict[str, tuple[str, dict[str, str]]]) -> None:
+    """Each repository {name: (tenant, files)} made and indexed without vectors."""
     with psycopg.connect(dsn) as conn:
         for name, (tenant, files) in repos.items():
             root = make_repo(files, name=name)

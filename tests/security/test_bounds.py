@@ -12,7 +12,8 @@ import psycopg
 import pytest
 from codesift.indexer import index_repository
 
-from tests.explained import explained as _explained
+from tests.conftest import index_repos
+from tests.explained import explained
 
 from .refusals import refused
 
@@ -279,15 +280,7 @@ def test_the_small_scope_listing_stays_in_its_tenant_and_bounds(
     read it is weighed against, nothing of globex's by globex's ids, and arrays past the
     legs' limits refused."""
     (acme, acme_repo), (globex, globex_repo) = clique["acme"], clique["globex"]
-    with psycopg.connect(dsn) as owner:
-        index_repository(
-            owner,
-            make_repo(CROWD, name="crowd"),
-            name="crowd",
-            tenant="acme",
-            embed=False,
-            show_progress=False,
-        )
+    index_repos(dsn, make_repo, {"crowd": ("acme", CROWD)})
     conn = runner(db, app_connect, acme, "_bm25_small_scope")
     terms = ["member", "return"]
     own = conn.execute(SMALL_SCOPE, (acme, terms, [acme_repo], BIG_INT)).fetchone()[0]
@@ -329,7 +322,7 @@ def test_a_scope_repeating_ids_lists_each_repository_once(db, clique, leg):
 
     def ask(repos):
         args = {"t": acme, "terms": ["clique", "member"], "repos": repos, "kinds": None, "k": 10}
-        rows, plans = _explained(db, f"select * from {SCOPED_LEGS[leg]}", args)
+        rows, plans = explained(db, f"select * from {SCOPED_LEGS[leg]}", args)
         return rows, [n for plan in plans for n in _cte_rows(plan, "in_scope")]
 
     one, listed = ask([acme_repo])
@@ -367,7 +360,7 @@ def test_a_scope_is_read_once_however_large_the_planner_thinks_it(db, clique, le
         )
     db.execute("set work_mem = '64kB'")  # the least: nothing the planner thinks large fits
     try:
-        rows, plans = _explained(db, f"select * from {SCOPED_LEGS[leg]}", args)
+        rows, plans = explained(db, f"select * from {SCOPED_LEGS[leg]}", args)
     finally:
         db.execute("reset work_mem")
     loops = [n for plan in plans for n in _cte_scan_loops(plan, "in_scope")]
