@@ -299,6 +299,28 @@ def test_the_small_scope_listing_stays_in_its_tenant_and_bounds(
         ((acme, terms, list(range(1, 100_001)), 10), "repositories"),
     ]:
         refused(conn, SMALL_SCOPE, args, says=says)
+    filtered = (
+        "select codesift._bm25_small_scope(%s, %s, %s, %s, %s, %s, %s)"  # path, language, kinds
+    )
+    refused(
+        conn,
+        filtered,
+        (acme, terms, [acme_repo], None, None, ["function"] * 10_000, 10),
+        says="kinds",
+    )
+    # a path filter is compared with the stored paths, never opened: one leading out of the
+    # repository, an absolute one or one of a megabyte lists nothing
+    for prefix in ["../", "/etc/", "m1.py/../../", "x" * 1_000_000]:
+        listed = conn.execute(
+            filtered, (acme, terms, [acme_repo], prefix, None, None, BIG_INT)
+        ).fetchone()[0]
+        assert listed == [], prefix[:20]
+    assert (
+        conn.execute(
+            filtered, (acme, terms, [acme_repo], None, "x" * 1_000_000, None, BIG_INT)
+        ).fetchone()[0]
+        == []
+    )
 
 
 # the BM25 legs with a depth factor asked (no weights, factor 8): they list the scope's files
