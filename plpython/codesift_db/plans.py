@@ -7,7 +7,7 @@ plan_cache_mode decides); preparing it again at each call costs as much as runni
 statements of the query path.
 
     prepared(plpy, query, types) -> plan
-    run(plpy, query, types, args) -> result
+    run(plpy, query, types, args) -> result (planned again once under Citus, see below)
     run_generic(plpy, query, types, args, sort) -> result, always on the statement's generic plan
     load(name) -> the text of sql/NAME.sql
 """
@@ -19,6 +19,13 @@ MAX_PLANS = 256  # statements kept per backend; texts are fixed but for the dens
 SQL_DIR = Path(__file__).with_name("sql")
 
 _plans: dict = {}
+_citus: list = []  # whether this backend runs under Citus, asked once
+
+# Citus plans a statement over several tables by the placements it reads table by table; a
+# shard move committing meanwhile can show it the tenant's shards split across two workers,
+# and the planner then falls back to one that does not support our statements. Planned
+# again, the statement sees the move whole.
+ON_CITUS = "select current_setting('citus.propagate_set_commands', true) is not null as on"
 
 # plan_cache_mode for one statement: not under Citus, which routes a statement by its
 # tenant_id's value (a generic plan would leave it to the coordinator to route)
@@ -45,7 +52,19 @@ def prepared(plpy, query: str, types: list | tuple = ()):
 
 
 def run(plpy, query: str, types: list | tuple = (), args: list | tuple = ()):
-    return plpy.execute(prepared(plpy, query, types), list(args))
+    plan = prepared(plpy, query, types)
+    try:
+        return plpy.execute(plan, list(args))
+    except plpy.spiexceptions.FeatureNotSupported:
+        if not _on_citus(plpy):
+            raise
+        return plpy.execute(plan, list(args))  # once: see ON_CITUS
+
+
+def _on_citus(plpy) -> bool:
+    if not _citus:
+        _citus.append(plpy.execute(ON_CITUS)[0]["on"])
+    return _citus[0]
 
 
 def run_generic(
