@@ -71,7 +71,8 @@ QUESTIONS = [
 ]
 
 # every posting of every term summed, each term's idf times its weight (none: 1), live in
-# the ref: what a bounded leg approximates (bm25_versions_bench.py uses them too)
+# the ref (under path prefix p, if any): what a bounded leg approximates
+# (bm25_versions_bench.py uses them too)
 EXHAUSTIVE = {
     "symbol": """
 with w as (select * from unnest(%(terms)s::text[], %(weights)s::float8[]) as w (term, weight)),
@@ -87,7 +88,8 @@ scored as (
 select scored.symbol_id, scored.score from scored
 where exists (select 1 from codesift.code_symbols s join codesift.files f
     on f.tenant_id = s.tenant_id and f.blob_sha = s.blob_sha and f.live
-    and f.repository_id = any(%(r)s) where s.id = scored.symbol_id)
+    and f.repository_id = any(%(r)s) and starts_with(f.path, coalesce(%(p)s, ''))
+    where s.id = scored.symbol_id)
 order by scored.score desc, scored.symbol_id
 limit 20
 """,
@@ -100,7 +102,7 @@ idf as (
 select f.path, sum(idf.idf * codesift.bm25_weight(p.tf, p.dl, idf.avgdl)) as score
 from idf join codesift.blob_terms p on p.tenant_id = %(t)s and p.term = idf.term
 join codesift.files f on f.tenant_id = p.tenant_id and f.blob_sha = p.blob_sha and f.live
-    and f.repository_id = any(%(r)s)
+    and f.repository_id = any(%(r)s) and starts_with(f.path, coalesce(%(p)s, ''))
 group by f.path
 order by score desc, f.path
 limit 20
@@ -219,7 +221,7 @@ def measure(conn, tenant: int, repos: list[int], questions: list[str], depths: l
         cases, exhaustive_ms = [], []
         for q in questions:
             terms = conn.execute("select codesift._query_terms(%s)", (q,)).fetchone()[0]
-            params = {"t": tenant, "r": repos, "terms": terms, "weights": None}
+            params = {"t": tenant, "r": repos, "terms": terms, "weights": None, "p": None}
             t0 = time.perf_counter()
             exact = conn.execute(EXHAUSTIVE[tier], params).fetchall()
             exhaustive_ms.append((time.perf_counter() - t0) * 1000)

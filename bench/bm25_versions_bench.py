@@ -12,7 +12,9 @@ long question (weighted terms); each is asked at one ref of the tenant, in turn,
 asks a SWE-bench instance at its commit, with the scope's depth factor passed in as the
 pipeline passes it (pipeline/legs.py). Reported per tenant and kind: p50 ms of each version,
 and the mean top-20 overlap with exhaustive BM25 (every posting of every term summed, the
-weights applied, live in the ref) and how often the first result is the same.
+weights applied, live in the ref) and how often the first result is the same. With
+--path-prefix both versions and exhaustive BM25 keep only the paths under it (a mean ms
+column then too: a filter costs most in the questions that deepen).
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ LEXICAL_SQL = "sql/idempotent/003-lexical.sql"
 LEGS = {  # leg: (its function, the statement after the function's name, the row's key, tier)
     "symbols": (
         "_bm25_symbols",
-        "(%s, %s, %s, null, null, null, 40, 1.2, 0.75, %s, %s)",
+        "(%s, %s, %s, %s, null, null, 40, 1.2, 0.75, %s, %s)",
         "symbol_id",
         "symbol",
     ),
-    "files": ("_bm25_files", "(%s, %s, %s, null, null, 30, 1.2, 0.75, %s, %s)", "path", "file"),
+    "files": ("_bm25_files", "(%s, %s, %s, %s, null, 30, 1.2, 0.75, %s, %s)", "path", "file"),
 }
 
 
@@ -90,7 +92,9 @@ def questions(
     return out
 
 
-def measure(conn, tenant_name: str, qs: list, reps: int, names: str | None) -> None:
+def measure(
+    conn, tenant_name: str, qs: list, reps: int, names: str | None, prefix: str | None
+) -> None:
     tenant = conn.execute("select id from codesift.tenants where name = %s", (tenant_name,))
     tenant_id = tenant.fetchone()[0]
     conn.execute("select set_config('app.current_tenant_id', %s, false)", (str(tenant_id),))
@@ -103,14 +107,14 @@ def measure(conn, tenant_name: str, qs: list, reps: int, names: str | None) -> N
             exact = column(
                 conn,
                 EXHAUSTIVE[tier],
-                {"t": tenant_id, "r": [ref], "terms": ts, "weights": weights},
+                {"t": tenant_id, "r": [ref], "terms": ts, "weights": weights, "p": prefix},
             )
             # as pipeline/legs.py calls them: the scope's depth factor read once, passed in
             factor = conn.execute(
                 "select codesift._bm25_scope_factor(%s, %s)", (tenant_id, [ref])
             ).fetchone()[0]
             for version, name in versions.items():
-                args = (tenant_id, ts, [ref], weights, factor)
+                args = (tenant_id, ts, [ref], prefix, weights, factor)
                 got = column(conn, f"select {key} from {name}{call}", args)  # warm
                 for _ in range(reps):
                     t0 = time.perf_counter()
@@ -127,10 +131,11 @@ def measure(conn, tenant_name: str, qs: list, reps: int, names: str | None) -> N
         for kind in ("short", "long"):
             cells = []
             for version in ("before", "now"):
-                ms = statistics.median(stats[(kind, version, "ms")])
+                times = stats[(kind, version, "ms")]
                 overlap = statistics.mean(stats.get((kind, version, "overlap"), [0]))
                 first = statistics.mean(stats.get((kind, version, "first"), [0]))
-                cells.append(f"{ms:7.1f} {overlap:6.3f} {first:5.2f}")
+                mean = f" {statistics.mean(times):7.1f}" if prefix else ""
+                cells.append(f"{statistics.median(times):7.1f}{mean} {overlap:6.3f} {first:5.2f}")
             print(f"{tenant_name:14} {len(refs):>4} {leg:8} {kind:6} {cells[0]}  | {cells[1]}")
 
 
@@ -144,16 +149,22 @@ def main() -> int:
     ap.add_argument(
         "--first", type=int, default=20, help="the first N questions of each set (default 20)"
     )
+    ap.add_argument(
+        "--path-prefix", help="ask every question under this path prefix (default: none)"
+    )
     args = ap.parse_args()
     qs = questions(args.short, args.long, args.words, args.first)
     with psycopg.connect(current_dsn(), autocommit=True) as conn:
         conn.execute("set jit = off")
         conn.execute(earlier_functions(args.against))
         print(f"BM25 legs: {args.against} (before) against this checkout (now); ")
-        print("per version: p50 ms, top-20 overlap with exhaustive BM25, same first result")
+        mean = ", mean ms" if args.path_prefix else ""
+        print(f"per version: p50 ms{mean}, top-20 overlap with exhaustive BM25, same first result")
+        if args.path_prefix:
+            print(f"every question under the path prefix {args.path_prefix!r}")
         print(f"{'tenant':14} {'refs':>4} {'leg':8} {'kind':6} {'before':>20}  | {'now':>20}")
         for tenant in args.tenants.split(","):
-            measure(conn, tenant.strip(), qs, args.reps, args.repos)
+            measure(conn, tenant.strip(), qs, args.reps, args.repos, args.path_prefix)
     return 0
 
 

@@ -154,7 +154,9 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 --    index) and the top k returned in exact order.
 -- While fewer than k pass and reading more could find others, depth and pool grow
 -- 8x, every posting counts however little it adds, and the steps run again (like
--- pgvector's iterative index scans).
+-- pgvector's iterative index scans); but once a filter left too few and the deeper
+-- read would read every posting of the terms, those postings are summed for what
+-- passes the filters alone instead of checking each candidate against them.
 --
 -- The queries are static, with every filter optional, and run on a generic
 -- plan cached for the session: the postings scans drive them whatever the
@@ -379,6 +381,8 @@ comment on function codesift._bm25_depth_factor(bigint, bigint[], integer) is
 -- scope's symbols costs less when they hold fewer than the bounded read would read at
 -- most (each term's postings to `reading`); a symbol holds at most its length's postings.
 -- The scope's symbols passing the filters (each id once) when they are that few, else null.
+-- `reading` null: a read of every posting of the terms is weighed against, which costs the
+-- same whatever the scope's size: listed up to the most listed.
 create or replace function codesift._bm25_small_scope(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
     kinds text[], reading integer
@@ -398,20 +402,24 @@ declare
     rows_listed bigint;
     listed bigint[];
 begin
-    -- the postings the bounded read reads at most, over the tier's average length
-    select
-        floor(
-            coalesce(sum(least(t.df, reading)), 0)
-            / max(c.total_terms::float8 / greatest(c.docs, 1))
-        )
-    into most_symbols
-    from codesift.corpus_stats as c
-    inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
-    where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms);
-    if coalesce(most_symbols, 0) < 1 then
-        return null;
+    if reading is null then
+        most_symbols := most_listed;
+    else
+        -- the postings the bounded read reads at most, over the tier's average length
+        select
+            floor(
+                coalesce(sum(least(t.df, reading)), 0)
+                / max(c.total_terms::float8 / greatest(c.docs, 1))
+            )
+        into most_symbols
+        from codesift.corpus_stats as c
+        inner join codesift.term_stats as t on c.tenant_id = t.tenant_id and c.tier = t.tier
+        where c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms);
+        if coalesce(most_symbols, 0) < 1 then
+            return null;
+        end if;
+        most_symbols := least(most_symbols, most_listed);
     end if;
-    most_symbols := least(most_symbols, most_listed);
     -- listed repository by repository and file by file, as the legs list a scope, and
     -- only as far as decides (a symbol at two paths is listed twice: counted so, a bound)
     select count(*), array_agg(distinct q.id) into rows_listed, listed
@@ -454,8 +462,9 @@ comment on function codesift._bm25_small_scope(
     bigint, text[], bigint[], text, text, text[], integer
 ) is
 'The symbols in scope passing the filters (at most 100,000), when they hold fewer postings '
-'than the BM25 symbol leg''s bounded read of the terms would read (reading each): scored '
-'exhaustively then; null when more.';
+'than the BM25 symbol leg''s bounded read of the terms would read (reading each; null: '
+'every posting of the terms, and then any number up to the most): scored exhaustively then; '
+'null when more.';
 
 create or replace function codesift._bm25_symbols(
     tenant bigint, terms text[], repository_ids bigint[], path_prefix text, lang text,
@@ -496,6 +505,8 @@ declare
     scores double precision[];
     scope_ids bigint[];
     deepened boolean := false;
+    filtered boolean := path_prefix is not null or lang is not null or kinds is not null;
+    whole_read boolean;
 begin
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
@@ -511,13 +522,76 @@ begin
     loop
         -- a scope that is a small share of its tenant, or one the filters made small once too
         -- few passed, is scored whole when its postings are fewer than the read would read
-        if factor >= scope_only_from or (
-            deepened and (path_prefix is not null or lang is not null or kinds is not null)
-        ) then
+        if factor >= scope_only_from or (deepened and filtered) then
             scope_ids := codesift._bm25_small_scope(
                 tenant, terms, repository_ids, path_prefix, lang, kinds, reading
             );
-            if scope_ids is not null then
+            -- the filters left too few and the deeper read would read every posting of the
+            -- terms, checking each candidate against them: the same postings are summed for
+            -- the symbols passing the filters alone (listed whatever their postings, up to
+            -- _bm25_small_scope's most)
+            whole_read := deepened and filtered and reading >= most_postings;
+            if scope_ids is null and whole_read then
+                scope_ids := codesift._bm25_small_scope(
+                    tenant, terms, repository_ids, path_prefix, lang, kinds, null
+                );
+                if scope_ids is not null then
+                    return query
+                    with idf as (
+                        select
+                            t.term,
+                            ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
+                            * coalesce(w.weight, 1.0) as idf,
+                            c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+                        from codesift.corpus_stats as c
+                        inner join codesift.term_stats as t
+                            on c.tenant_id = t.tenant_id and c.tier = t.tier
+                        left join unnest(terms, weights) as w (term, weight) on t.term = w.term
+                        where
+                            c.tenant_id = tenant and c.tier = 'symbol' and t.term = any(terms)
+                    ),
+
+                    -- every posting of each term, read from the impact index alone (it holds
+                    -- the symbol), the scope's kept: the best of them by impact ...
+                    hits as (
+                        select
+                            p.symbol_id,
+                            sum(idf.idf * p.impact) as rough
+                        from idf
+                        cross join lateral (
+                            select x.symbol_id, x.impact from codesift.symbol_terms as x
+                            where x.tenant_id = tenant and x.term = idf.term
+                            offset 0 -- noqa: AM09
+                        ) as p
+                        where p.symbol_id in (select unnest(scope_ids))
+                        group by p.symbol_id
+                        order by 2 desc, 1 asc
+                        limit greatest(k, 100)
+                    )
+
+                    -- ... scored exactly, as the bounded read's best are
+                    select
+                        hits.symbol_id,
+                        exact.score
+                    from hits
+                    cross join lateral (
+                        select
+                            sum(idf.idf * codesift.bm25_weight(t.tf, t.dl, idf.avgdl, k1, b))
+                                as score
+                        from idf
+                        cross join lateral (
+                            select x.tf, x.dl from codesift.symbol_terms as x
+                            where
+                                x.symbol_id = hits.symbol_id and x.term = idf.term
+                                and x.tenant_id = tenant
+                            offset 0 -- noqa: AM09
+                        ) as t
+                    ) as exact
+                    order by 2 desc, 1 asc
+                    limit k;
+                    return;
+                end if;
+            elsif scope_ids is not null then
                 -- exact BM25 of every symbol listed: each one's postings read whole (one range
                 -- of the (symbol, term) index), those of the query's terms kept
                 return query
@@ -767,6 +841,7 @@ declare
     repos bigint[];
     paths text[];
     scores double precision[];
+    deepened boolean := false;
 begin
     select
         coalesce(max(t.df), 0),
@@ -780,6 +855,107 @@ begin
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
+        -- a filter left too few and the deeper read would read every posting of the terms,
+        -- checking each candidate against it: the same postings are summed for the files
+        -- passing it alone (as in _bm25_symbols)
+        if deepened and (path_prefix is not null or lang is not null)
+            and reading >= most_postings then
+            return query
+            with idf as (
+                select
+                    t.term,
+                    ln(1 + ((c.docs - t.df)::double precision + 0.5) / (t.df + 0.5))
+                    * coalesce(w.weight, 1.0) as idf,
+                    c.total_terms::double precision / greatest(c.docs, 1) as avgdl
+                from codesift.corpus_stats as c
+                inner join codesift.term_stats as t
+                    on c.tenant_id = t.tenant_id and c.tier = t.tier
+                left join unnest(terms, weights) as w (term, weight) on t.term = w.term
+                where c.tenant_id = tenant and c.tier = 'file' and t.term = any(terms)
+            ),
+
+            -- the live files passing the filters, repository by repository
+            in_scope as materialized (
+                select
+                    g.blob_sha,
+                    g.repository_id,
+                    g.path
+                from (select distinct u.id from unnest(repository_ids) as u (id)) as r
+                cross join lateral (
+                    select
+                        x.blob_sha,
+                        x.repository_id,
+                        x.path
+                    from codesift.files as x
+                    where
+                        x.repository_id = r.id and x.tenant_id = tenant and x.live
+                        and (path_prefix is null or starts_with(x.path, path_prefix))
+                        and (
+                            lang is null
+                            or exists (
+                                select 1 from codesift.blobs as bl
+                                where
+                                    bl.tenant_id = x.tenant_id
+                                    and bl.sha = x.blob_sha
+                                    and bl.language = lang
+                            )
+                        )
+                    offset 0 -- noqa: AM09
+                ) as g
+            ),
+
+            -- one array, unnested where it is asked: as in the bounded read below
+            scope_shas as (select array_agg(in_scope.blob_sha) as shas from in_scope),
+
+            -- every posting of each term from the impact index alone, the scope's kept ...
+            hits as (
+                select
+                    p.blob_sha,
+                    sum(idf.idf * p.impact) as rough
+                from idf
+                cross join lateral (
+                    select x.blob_sha, x.impact from codesift.blob_terms as x
+                    where x.tenant_id = tenant and x.term = idf.term
+                    offset 0 -- noqa: AM09
+                ) as p
+                where p.blob_sha in (select unnest(scope_shas.shas) from scope_shas)
+                group by p.blob_sha
+            ),
+
+            -- ... at each of their paths in scope, the best of them ...
+            passing as (
+                select
+                    hits.blob_sha,
+                    in_scope.repository_id,
+                    in_scope.path
+                from hits
+                inner join in_scope on hits.blob_sha = in_scope.blob_sha
+                order by hits.rough desc, in_scope.path asc
+                limit greatest(k, 50)
+            )
+
+            -- ... scored exactly, as the bounded read's best are
+            select
+                passing.repository_id,
+                passing.path,
+                exact.score
+            from passing
+            cross join lateral (
+                select
+                    sum(idf.idf * codesift.bm25_weight(t.tf, t.dl, idf.avgdl, k1, b)) as score
+                from idf
+                cross join lateral (
+                    select x.tf, x.dl from codesift.blob_terms as x
+                    where
+                        x.tenant_id = tenant and x.blob_sha = passing.blob_sha
+                        and x.term = idf.term
+                    offset 0 -- noqa: AM09
+                ) as t
+            ) as exact
+            order by 3 desc, 2 asc
+            limit k;
+            return;
+        end if;
         -- codesift._bm25_idf written out, as the planner inlines it on one node: Citus
         -- sends a statement whole to the worker holding the tenant's shards only when
         -- the statement names its tables itself (a SQL function's body runs nested there).
@@ -929,6 +1105,7 @@ begin
         least_share := 0; -- too few pass: every posting may count
         reading := least(reading::bigint * 8, 2147483647);
         checking := least(checking::bigint * 8, 2147483647);
+        deepened := true;
     end loop;
     return query
     select u.repository_id, u.path, u.score

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from tests.citus.conftest import COORDINATOR_PORT, QUESTIONS, TENANTS, as_tenant, index_tenants
+from tests.explained import explained
 
 ROOT = Path(__file__).resolve().parents[2]
 # Keyed by tenant_id but read by another key before a tenant is known (sql/citus/).
@@ -104,6 +105,43 @@ def test_same_rows_as_a_single_node(citus_cluster, citus_indexed, citus_repos, d
             )
             compared += len(want)
     assert compared > 8
+
+
+# the BM25 legs under a path filter, read one posting a term first and asked for more rows
+# than pass: the read deepens until it would reach every posting, and then what passes the
+# filter is summed alone
+FILTERED_LEGS = [
+    "select b.* from _bm25_symbols(%s, %s, %s, 'lib/', null, null, 50, 1.2, 0.75) as b",
+    "select b.path, b.score from _bm25_files(%s, %s, %s, 'lib/', null, 50, 1.2, 0.75) as b",
+]
+
+
+def test_a_filtered_leg_read_whole_gives_the_same_rows(
+    citus_cluster, citus_indexed, citus_repos, db, dsn
+):
+    tenants = {"one": (dsn, _single_node_ids(db, dsn, citus_repos)["express"])}
+    tenants["sharded"] = (citus_cluster.dsn, citus_indexed["express"])
+    compared, repo = 0, {}
+    for sql in FILTERED_LEGS:
+        found = {}
+        for where, (target, tenant_id) in tenants.items():
+            with as_tenant(target, tenant_id) as conn:
+                conn.execute("set local codesift.bm25_depth = 1")
+                repo[where] = conn.execute("select id from codesift.repositories").fetchone()[0]
+                terms = conn.execute("select codesift._query_terms('router handle')").fetchone()[0]
+                rows = conn.execute(sql, (tenant_id, terms, [repo[where]])).fetchall()
+                if sql.startswith("select b.*"):  # symbol ids differ: compared by name
+                    name = "select qualified_name from codesift.code_symbols where id = %s"
+                    rows = [(conn.execute(name, (i,)).fetchone()[0], score) for i, score in rows]
+                found[where] = rows
+        assert found["one"] and _same(found["sharded"], found["one"]), (sql, found)
+        compared += len(found["one"])
+        # and on one node that is the whole read (the statement summing the filter's postings)
+        db.execute("set codesift.bm25_depth = 1")
+        _, plans = explained(db, sql, (tenants["one"][1], terms, [repo["one"]]))
+        db.execute("reset codesift.bm25_depth")
+        assert sum("hits as (" in p["Query Text"] for p in plans) == 1, sql
+    assert compared >= 4
 
 
 def test_lookups_give_the_same_rows(citus_cluster, citus_indexed, citus_repos, db, dsn):

@@ -86,7 +86,6 @@ def test_moving_a_tenant_to_a_new_worker_under_load(citus_cluster, citus_indexed
     assert sum(after["express"].values()) > 0
 
 
-
 # a statement whose first `failures` plannings fail as one racing a shard move's commit does,
 # run through codesift_db.plans (the sequence is not rolled back with a failed attempt)
 FAILING = """

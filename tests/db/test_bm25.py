@@ -405,3 +405,43 @@ def test_a_filter_that_leaves_few_symbols_is_scored_whole_once_the_read_deepens(
     assert any("unnest(scope_ids)" in p["Query Text"] for p in plans)
     db.execute("select set_config('codesift.bm25_depth', '1000000', false)")
     assert db.execute(sql, (tenant, MANY_TERMS, scope)).fetchall() == rows
+
+
+@pytest.mark.parametrize(
+    ("leg", "depth"),
+    [
+        (
+            "select b.symbol_id::text, round(b.score::numeric, 9) from _bm25_symbols(%s, %s, %s,"
+            " 'crowd/', null, null, 100, 1.2, 0.75, null, 1) b",
+            60,
+        ),
+        (  # the file leg reads half the setting
+            "select b.path, round(b.score::numeric, 9) from _bm25_files(%s, %s, %s, 'crowd/',"
+            " null, 100, 1.2, 0.75, null, 1) b",
+            120,
+        ),
+    ],
+    ids=["symbols", "files"],
+)
+def test_a_filter_whose_postings_the_deeper_read_would_read_all_is_summed_alone(
+    db, dsn, indexed, make_repo, leg, depth
+):
+    """A path filter keeps too many symbols (400 of 430 with the term) to score each one's
+    postings whole, and the first read (60 postings) finds fewer than the 100 asked: the
+    deeper read (480) would read every posting of the term and check each candidate against
+    the filter (the same for files). The leg sums those postings for what passes the filter
+    alone, at once: the rows of summing every posting."""
+    root = make_repo(LARGE_CROWD, name="crowd")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="crowd", tenant="acme", show_progress=False, embed=False)
+    scope = [r for (r,) in db.execute("select id from repositories order by id").fetchall()]
+    args = (indexed["tenant"], ["retry"], scope)
+    db.execute("select set_config('codesift.bm25_depth', %s, false)", (str(depth),))
+    rows, plans = explained(db, leg, args)
+    assert len(rows) == 100
+    texts = [p["Query Text"] for p in plans]
+    assert sum("hits as (" in t for t in texts) == 1
+    assert sum("summed as (" in t for t in texts) == 1  # the first read, not the deeper one
+    db.execute("select set_config('codesift.bm25_depth', '1000000', false)")
+    assert db.execute(leg, args).fetchall() == rows
+    db.execute("reset codesift.bm25_depth")

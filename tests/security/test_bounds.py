@@ -294,6 +294,14 @@ def test_the_small_scope_listing_stays_in_its_tenant_and_bounds(
     assert conn.execute(SMALL_SCOPE, (globex, terms, [globex_repo], BIG_INT)).fetchone()[0] is None
     assert conn.execute(SMALL_SCOPE, (acme, terms, [globex_repo], BIG_INT)).fetchone()[0] == []
     assert conn.execute(SMALL_SCOPE, (acme, terms, [acme_repo], -BIG_INT)).fetchone()[0] is None
+    # no read weighed against (null): the scope listed whatever its size, still its tenant's
+    crowd = db.execute("select id from repositories where name = 'crowd'").fetchone()[0]
+    crowd_and_clique = conn.execute(
+        SMALL_SCOPE, (acme, terms, [acme_repo, crowd], None)
+    ).fetchone()[0]
+    assert len(crowd_and_clique) == len(own) + len(CROWD)
+    for tenant in (globex, acme):  # globex's files are not acme's to list
+        assert conn.execute(SMALL_SCOPE, (tenant, terms, [globex_repo], None)).fetchone()[0] == []
     for args, says in [
         ((acme, [f"t{i}" for i in range(100_000)], [acme_repo], 10), "terms"),
         ((acme, terms, list(range(1, 100_001)), 10), "repositories"),
