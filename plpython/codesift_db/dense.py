@@ -181,7 +181,7 @@ def _shape(read: str, filtered: bool) -> tuple[bool, bool]:
 
 def _execute(plpy, query: str, types: list, args: list, read: str, filtered: bool):
     if filtered or read == SCOPE:
-        return plpy.execute(plpy.prepare(query, types), args)
+        return plans.execute(plpy, plpy.prepare(query, types), args)
     return plans.run_generic(plpy, query, types, args, sort=read != TENANT_WALK)
 
 

@@ -8,6 +8,7 @@ statements of the query path.
 
     prepared(plpy, query, types) -> plan
     run(plpy, query, types, args) -> result (planned again once under Citus, see below)
+    execute(plpy, plan, args) -> result, a plan of the caller's run as run() runs one
     run_generic(plpy, query, types, args, sort) -> result, always on the statement's generic plan
     load(name) -> the text of sql/NAME.sql
 """
@@ -52,13 +53,17 @@ def prepared(plpy, query: str, types: list | tuple = ()):
 
 
 def run(plpy, query: str, types: list | tuple = (), args: list | tuple = ()):
-    plan = prepared(plpy, query, types)
+    return execute(plpy, prepared(plpy, query, types), args)
+
+
+def execute(plpy, plan, args: list | tuple = ()):
+    """plpy.execute(plan, args), planned again once under Citus (ON_CITUS)."""
     try:
         return plpy.execute(plan, list(args))
     except plpy.spiexceptions.FeatureNotSupported:
         if not _on_citus(plpy):
             raise
-        return plpy.execute(plan, list(args))  # once: see ON_CITUS
+        return plpy.execute(plan, list(args))
 
 
 def _on_citus(plpy) -> bool:
