@@ -155,8 +155,8 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 -- While fewer than k pass and reading more could find others, depth and pool grow
 -- 8x, every posting counts however little it adds, and the steps run again (like
 -- pgvector's iterative index scans); but once a filter left too few and the deeper
--- read would read every posting of the terms, those postings are summed for what
--- passes the filters alone instead of checking each candidate against them.
+-- read would read a quarter or more of the terms' postings, every posting is summed
+-- for what passes the filters alone instead of checking each candidate against them.
 --
 -- The queries are static, with every filter optional, and run on a generic
 -- plan cached for the session: the postings scans drive them whatever the
@@ -506,6 +506,10 @@ declare
     scope_ids bigint[];
     deepened boolean := false;
     filtered boolean := path_prefix is not null or lang is not null or kinds is not null;
+    -- a posting of the whole read (below) costs a fraction of one of the deeper read, which
+    -- sums, pools and checks every candidate: it is taken while it reads at most this many
+    -- times the postings the deeper read would (bench/results/bm25-filter-large-tenant.txt)
+    whole_read_share constant integer := 4;
     whole_read boolean;
 begin
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
@@ -526,11 +530,14 @@ begin
             scope_ids := codesift._bm25_small_scope(
                 tenant, terms, repository_ids, path_prefix, lang, kinds, reading
             );
-            -- the filters left too few and the deeper read would read every posting of the
-            -- terms, checking each candidate against them: the same postings are summed for
-            -- the symbols passing the filters alone (listed whatever their postings, up to
-            -- _bm25_small_scope's most)
-            whole_read := deepened and filtered and reading >= most_postings;
+            -- the filters left too few and the deeper read would read (nearly) every posting
+            -- of the terms, checking each candidate against them: every posting is summed for
+            -- the symbols passing the filters alone instead (listed whatever their postings,
+            -- up to _bm25_small_scope's most)
+            whole_read := deepened and filtered and all_postings <= whole_read_share * (
+                select coalesce(sum(least(t.df, reading)), 0) from codesift.term_stats as t
+                where t.tenant_id = tenant and t.tier = 'symbol' and t.term = any(terms)
+            );
             if scope_ids is null and whole_read then
                 scope_ids := codesift._bm25_small_scope(
                     tenant, terms, repository_ids, path_prefix, lang, kinds, null
@@ -842,6 +849,8 @@ declare
     paths text[];
     scores double precision[];
     deepened boolean := false;
+    -- as in _bm25_symbols
+    whole_read_share constant integer := 4;
 begin
     select
         coalesce(max(t.df), 0),
@@ -855,11 +864,14 @@ begin
     reading := least(reading::bigint * factor, 2147483647);
     checking := least(checking::bigint * factor, 2147483647);
     loop
-        -- a filter left too few and the deeper read would read every posting of the terms,
-        -- checking each candidate against it: the same postings are summed for the files
-        -- passing it alone (as in _bm25_symbols)
+        -- a filter left too few and the deeper read would read (nearly) every posting of
+        -- the terms, checking each candidate against it: every posting is summed for the
+        -- files passing it alone instead (as in _bm25_symbols)
         if deepened and (path_prefix is not null or lang is not null)
-            and reading >= most_postings then
+            and all_postings <= whole_read_share * (
+                select coalesce(sum(least(t.df, reading)), 0) from codesift.term_stats as t
+                where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms)
+            ) then
             return query
             with idf as (
                 select

@@ -413,12 +413,12 @@ def test_a_filter_that_leaves_few_symbols_is_scored_whole_once_the_read_deepens(
         (
             "select b.symbol_id::text, round(b.score::numeric, 9) from _bm25_symbols(%s, %s, %s,"
             " 'crowd/', null, null, 100, 1.2, 0.75, null, 1) b",
-            60,
+            20,
         ),
         (  # the file leg reads half the setting
             "select b.path, round(b.score::numeric, 9) from _bm25_files(%s, %s, %s, 'crowd/',"
             " null, 100, 1.2, 0.75, null, 1) b",
-            120,
+            40,
         ),
     ],
     ids=["symbols", "files"],
@@ -427,10 +427,10 @@ def test_a_filter_whose_postings_the_deeper_read_would_read_all_is_summed_alone(
     db, dsn, indexed, make_repo, leg, depth
 ):
     """A path filter keeps too many symbols (400 of 430 with the term) to score each one's
-    postings whole, and the first read (60 postings) finds fewer than the 100 asked: the
-    deeper read (480) would read every posting of the term and check each candidate against
-    the filter (the same for files). The leg sums those postings for what passes the filter
-    alone, at once: the rows of summing every posting."""
+    postings whole, and the first read (20 postings) finds fewer than the 100 asked: the
+    deeper read (160) would read over a quarter of the term's postings and check each
+    candidate against the filter (the same for files). The leg sums every posting for what
+    passes the filter alone, at once: the rows of summing every posting."""
     root = make_repo(LARGE_CROWD, name="crowd")
     with psycopg.connect(dsn) as conn:
         index_repository(conn, root, name="crowd", tenant="acme", show_progress=False, embed=False)
