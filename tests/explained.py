@@ -34,3 +34,10 @@ def explained(db, statement: str, args) -> tuple[list, list[dict]]:
         db.execute("select set_config('auto_explain.log_min_duration', '-1', false)")
         db.remove_notice_handler(keep)
     return rows, plans
+
+
+def nodes(plan: dict):
+    """Every node of an EXPLAIN (json) plan, the plan first."""
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)

@@ -393,6 +393,10 @@ stable
 security invoker
 set search_path = codesift, public
 set jit = off
+-- planned for the filters' values: a path prefix then reads its range of the repository's
+-- paths (PostgreSQL derives the range from starts_with() with a constant prefix where the
+-- paths sort bytewise), not every live file of the repository
+set plan_cache_mode = force_custom_plan
 as $fn$
 declare
     bounded boolean := codesift._leg_bounds(0, terms, kinds, repository_ids);

@@ -11,7 +11,7 @@ from codesift.migrate import SQL_DIR
 from codesift_db.packing import estimate_tokens
 
 from tests.conftest import commit, write_files
-from tests.explained import explained
+from tests.explained import explained, nodes
 
 # 30 modules mention "retry"; only the 5 under core/ pass a path filter, and they mention it
 # least, so they are the last postings of the term in impact order
@@ -445,3 +445,28 @@ def test_a_filter_whose_postings_the_deeper_read_would_read_all_is_summed_alone(
     db.execute("select set_config('codesift.bm25_depth', '1000000', false)")
     assert db.execute(leg, args).fetchall() == rows
     db.execute("reset codesift.bm25_depth")
+
+
+def test_a_path_filter_lists_only_its_range_of_paths(db, dsn, indexed, make_repo):
+    """Where paths sort bytewise (this cluster's C collation), the small-scope listing under a
+    path prefix reads that prefix's range of the repository's paths, not every live file of
+    the repository."""
+    collation = db.execute(
+        "select datcollate from pg_database where datname = current_database()"
+    ).fetchone()[0]
+    if collation not in ("C", "POSIX"):
+        pytest.skip(f"paths sort by {collation}: no range to read")
+    root = make_repo(LARGE_CROWD, name="crowd")
+    with psycopg.connect(dsn) as conn:
+        index_repository(conn, root, name="crowd", tenant="acme", show_progress=False, embed=False)
+    scope = [r for (r,) in db.execute("select id from repositories order by id").fetchall()]
+    listing = "select _bm25_small_scope(%s, %s, %s, 'crowd/c01', null, null, null)"
+    # a session whose cached plans are generic (as a large tenant's turn): the function's own
+    # setting plans its listing for the prefix
+    db.execute("set plan_cache_mode = force_generic_plan")
+    rows, plans = explained(db, listing, (indexed["tenant"], MANY_TERMS, scope))
+    db.execute("reset plan_cache_mode")
+    assert len(rows[0][0]) == 10  # crowd/c010.py .. c019.py
+    reads = [n for p in plans for n in nodes(p) if n.get("Relation Name") == "files"]
+    assert reads and all("path >=" in n.get("Index Cond", "") for n in reads)
+    assert sum(n["Actual Rows"] * n["Actual Loops"] for n in reads) == 10

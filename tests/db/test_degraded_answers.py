@@ -14,7 +14,7 @@ from codesift.embedder import embed_pending
 from codesift.indexer import index_repository
 
 from tests.conftest import commit, write_files
-from tests.explained import explained
+from tests.explained import explained, nodes
 from tests.mcp.harness import stdio_session, text_of
 
 CODESIFT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "codesift"
@@ -181,12 +181,6 @@ def test_a_backlog_elsewhere_larger_than_the_scope_is_not_counted_in_it(db, dsn,
     assert any(f"2 of {texts:,} texts in scope" in n for n in notices), notices
 
 
-def _nodes(plan: dict):
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 def test_a_tenant_without_a_backlog_lists_no_file_to_count_it(db, embedded):
     # every question counts the backlog in its scope; a tenant with none pays two probes of
     # the queue's partial indexes, never a listing of the scope's files
@@ -197,7 +191,7 @@ def test_a_tenant_without_a_backlog_lists_no_file_to_count_it(db, embedded):
     read = [
         n
         for p in counts
-        for n in _nodes(p)
+        for n in nodes(p)
         if n.get("Relation Name") == "files" and n.get("Actual Loops", 0) > 0
     ]
     assert read == []
