@@ -855,6 +855,9 @@ declare
     deepened boolean := false;
     -- as in _bm25_symbols
     whole_read_share constant integer := 4;
+    scope_shas text[];
+    scope_repos bigint[];
+    scope_paths text[];
 begin
     select
         coalesce(max(t.df), 0),
@@ -876,6 +879,27 @@ begin
                 select coalesce(sum(least(t.df, reading)), 0) from codesift.term_stats as t
                 where t.tenant_id = tenant and t.tier = 'file' and t.term = any(terms)
             ) then
+            -- the live files passing the filters, planned for their values (this function's
+            -- statements run on generic plans): a path prefix reads its range of the paths,
+            -- as _bm25_small_scope's listing does
+            execute $listing$
+                select array_agg(x.blob_sha), array_agg(x.repository_id), array_agg(x.path)
+                from codesift.files as x
+                where
+                    x.tenant_id = $1 and x.repository_id = any($2) and x.live
+                    and ($3::text is null or starts_with(x.path, $3))
+                    and (
+                        $4::text is null
+                        or exists (
+                            select 1 from codesift.blobs as bl
+                            where
+                                bl.tenant_id = x.tenant_id and bl.sha = x.blob_sha
+                                and bl.language = $4
+                        )
+                    )
+            $listing$
+            into scope_shas, scope_repos, scope_paths
+            using tenant, repository_ids, path_prefix, lang;
             return query
             with idf as (
                 select
@@ -890,38 +914,10 @@ begin
                 where c.tenant_id = tenant and c.tier = 'file' and t.term = any(terms)
             ),
 
-            -- the live files passing the filters, repository by repository
-            in_scope as materialized (
-                select
-                    g.blob_sha,
-                    g.repository_id,
-                    g.path
-                from (select distinct u.id from unnest(repository_ids) as u (id)) as r
-                cross join lateral (
-                    select
-                        x.blob_sha,
-                        x.repository_id,
-                        x.path
-                    from codesift.files as x
-                    where
-                        x.repository_id = r.id and x.tenant_id = tenant and x.live
-                        and (path_prefix is null or starts_with(x.path, path_prefix))
-                        and (
-                            lang is null
-                            or exists (
-                                select 1 from codesift.blobs as bl
-                                where
-                                    bl.tenant_id = x.tenant_id
-                                    and bl.sha = x.blob_sha
-                                    and bl.language = lang
-                            )
-                        )
-                    offset 0 -- noqa: AM09
-                ) as g
+            in_scope as (
+                select u.blob_sha, u.repository_id, u.path
+                from unnest(scope_shas, scope_repos, scope_paths) as u (blob_sha, repository_id, path)
             ),
-
-            -- one array, unnested where it is asked: as in the bounded read below
-            scope_shas as (select array_agg(in_scope.blob_sha) as shas from in_scope),
 
             -- every posting of each term from the impact index alone, the scope's kept ...
             hits as (
@@ -934,7 +930,7 @@ begin
                     where x.tenant_id = tenant and x.term = idf.term
                     offset 0 -- noqa: AM09
                 ) as p
-                where p.blob_sha in (select unnest(scope_shas.shas) from scope_shas)
+                where p.blob_sha in (select unnest(scope_shas))
                 group by p.blob_sha
             ),
 

@@ -450,7 +450,7 @@ def test_a_filter_whose_postings_the_deeper_read_would_read_all_is_summed_alone(
 def test_a_path_filter_lists_only_its_range_of_paths(db, dsn, indexed, make_repo):
     """Where paths sort bytewise (this cluster's C collation), the small-scope listing under a
     path prefix reads that prefix's range of the repository's paths, not every live file of
-    the repository."""
+    the repository; so does the file leg's listing for its whole read."""
     collation = db.execute(
         "select datcollate from pg_database where datname = current_database()"
     ).fetchone()[0]
@@ -468,5 +468,19 @@ def test_a_path_filter_lists_only_its_range_of_paths(db, dsn, indexed, make_repo
     db.execute("reset plan_cache_mode")
     assert len(rows[0][0]) == 10  # crowd/c010.py .. c019.py
     reads = [n for p in plans for n in nodes(p) if n.get("Relation Name") == "files"]
+    assert reads and all("path >=" in n.get("Index Cond", "") for n in reads)
+    assert sum(n["Actual Rows"] * n["Actual Loops"] for n in reads) == 10
+    # and the file leg's whole read (too few pass a read of 20, the deeper one reaches them
+    # all) lists its files so
+    db.execute("select set_config('codesift.bm25_depth', '40', false)")
+    rows, plans = explained(
+        db,
+        "select * from _bm25_files(%s, %s, %s, 'crowd/c01', null, 100, 1.2, 0.75, null, 1)",
+        (indexed["tenant"], ["retry"], scope),
+    )
+    db.execute("reset codesift.bm25_depth")
+    assert len(rows) == 10
+    listing = [p for p in plans if "array_agg(x.blob_sha)" in p["Query Text"]]
+    reads = [n for p in listing for n in nodes(p) if n.get("Relation Name") == "files"]
     assert reads and all("path >=" in n.get("Index Cond", "") for n in reads)
     assert sum(n["Actual Rows"] * n["Actual Loops"] for n in reads) == 10
