@@ -20,7 +20,6 @@ MAX_PLANS = 256  # statements kept per backend; texts are fixed but for the dens
 SQL_DIR = Path(__file__).with_name("sql")
 
 _plans: dict = {}
-_citus: list = []  # whether this backend runs under Citus, asked once
 
 # Citus plans a statement over several tables by the placements it reads table by table; a
 # shard move committing meanwhile can show it the tenant's shards split across two workers,
@@ -66,10 +65,10 @@ def execute(plpy, plan, args: list | tuple = ()):
         return plpy.execute(plan, list(args))
 
 
+@cache
 def _on_citus(plpy) -> bool:
-    if not _citus:
-        _citus.append(plpy.execute(ON_CITUS)[0]["on"])
-    return _citus[0]
+    """Whether this backend runs under Citus: asked once."""
+    return plpy.execute(ON_CITUS)[0]["on"]
 
 
 def run_generic(
