@@ -691,3 +691,35 @@ def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_conn
     ]:
         got = other.execute(TIER_DEPTH, (tenant, tier, factor, terms)).fetchone()[0]
         assert got == (1_000 if tier == "file" else 2_000)
+
+
+# the BM25 legs under a filter, read one posting a term: too few pass, and the deeper read
+# would reach the terms' postings, so the leg sums them for the filter's scope alone (its
+# files listed by a statement of their own, the filters passed as values)
+WHOLE_READ = {
+    "_bm25_symbols": "select * from codesift._bm25_symbols(%s, %s, %s, %s, %s, null, 50, 1.2,"
+    " 0.75)",
+    "_bm25_files": "select * from codesift._bm25_files(%s, %s, %s, %s, %s, 50, 1.2, 0.75)",
+}
+
+
+@pytest.mark.parametrize("leg", sorted(WHOLE_READ))
+def test_a_filtered_whole_read_stays_in_its_tenant_and_repository(db, app_connect, clique, leg):
+    """As acme: its own clique under its own prefix; nothing through globex's repository,
+    nothing under a prefix leading out of the repository or quoting its way out of the
+    statement, nothing under a megabyte of prefix or language."""
+    (acme, acme_repo), (_, globex_repo) = clique["acme"], clique["globex"]
+    conn = runner(db, app_connect, acme, leg)
+    conn.execute("select set_config('codesift.bm25_depth', '1', false)")
+    terms = ["clique", "member", "return"]
+
+    def ask(repos, prefix, lang=None):
+        return conn.execute(WHOLE_READ[leg], (acme, terms, repos, prefix, lang)).fetchall()
+
+    own = ask([acme_repo], "")
+    assert own
+    assert ask([globex_repo], "") == []
+    for prefix in ["../", "/etc/", "x' or '1'='1", "%", "x" * 1_000_000]:
+        assert ask([acme_repo], prefix) == [], prefix[:20]
+    assert ask([acme_repo], "", "x' or '1'='1") == []
+    assert ask([acme_repo], "", "x" * 1_000_000) == []
