@@ -319,10 +319,11 @@ def test_the_small_scope_listing_stays_in_its_tenant_and_bounds(
     # a path filter is compared with the stored paths, never opened: one leading out of the
     # repository, an absolute one or one of a megabyte lists nothing
     for prefix in ["../", "/etc/", "m1.py/../../", "x" * 1_000_000]:
-        listed = conn.execute(
-            filtered, (acme, terms, [acme_repo], prefix, None, None, BIG_INT)
-        ).fetchone()[0]
-        assert listed == [], prefix[:20]
+        for reading in (BIG_INT, None):  # weighed against a read, or listed up to the most
+            listed = conn.execute(
+                filtered, (acme, terms, [acme_repo], prefix, None, None, reading)
+            ).fetchone()[0]
+            assert listed == [], (prefix[:20], reading)
     assert (
         conn.execute(
             filtered, (acme, terms, [acme_repo], None, "x" * 1_000_000, None, BIG_INT)
