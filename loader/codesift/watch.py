@@ -48,7 +48,9 @@ HEAD_CHECK_MS = 2000  # HEAD is also checked this often (a commit may touch no w
 FULL_SYNC_PATHS = 1000  # a batch larger than this (a checkout) re-runs the full index
 BACKOFF = (0.5, 1, 2, 4, 8, 15)  # seconds between reconnection attempts (the last repeats)
 GIT_EVENTS = (".git/HEAD", ".git/packed-refs")  # and .git/refs/...: HEAD may have moved
-RULE_FILES = (".gitignore", ignore.IGNORE_FILE)
+# a package's __init__.py may say it is vendored (ignore.vendored_packages)
+RULE_FILES = (".gitignore", ignore.IGNORE_FILE, ignore.INIT_FILE)
+MAX_RULES_BYTES = 1024 * 1024  # a .codesiftignore is read up to this
 
 
 @dataclass
@@ -92,17 +94,16 @@ def _ls_files(root: Path, paths: Iterable[str]) -> list[str]:
 
 
 def _worktree_rules(root: Path) -> ignore.Rules:
-    """The defaults and every .codesiftignore of the working tree."""
-    texts = {}
-    for path in _ls_files(root, [""]):
-        if path == ignore.IGNORE_FILE or path.endswith("/" + ignore.IGNORE_FILE):
-            try:
-                texts[path] = git.read_worktree_file(root, path, limit=1024 * 1024).decode(
-                    "utf-8", errors="replace"
-                )
-            except (git.UnsafePath, OSError):
-                continue
-    return ignore.Rules.load(texts)
+    """The defaults, every .codesiftignore and the vendored packages of the working tree."""
+
+    def read(path: str, limit: int | None) -> bytes | None:
+        try:
+            data = git.read_worktree_file(root, path, limit=limit or MAX_RULES_BYTES)
+        except (git.UnsafePath, OSError):
+            return None
+        return None if limit is not None and len(data) > limit else data
+
+    return ignore.tree_rules(_ls_files(root, [""]), read)
 
 
 class Watcher:

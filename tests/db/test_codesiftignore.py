@@ -254,3 +254,89 @@ def test_dry_run_without_a_database_states_the_rate_it_assumes(make_repo):
         "at 20.0 texts/s (assumed, not measured: no database: its embedder is unknown;"
         in result.stdout
     )
+
+
+VENDORED_TREE = {
+    "lib/__init__.py": '__version__ = "1.0"\n',  # the repository's own package: not nested
+    "lib/core.py": "def core():\n    return 1\n",
+    "lib/packages/__init__.py": "",
+    "lib/packages/urllib9/__init__.py": "'''urllib9'''\n__author__ = 'x'\n__version__ = '1.26'\n",
+    "lib/packages/urllib9/pool.py": "def pool():\n    return 2\n",
+    "lib/packages/urllib9/packages/__init__.py": "",
+    "lib/packages/urllib9/packages/six/__init__.py": '__version__ = "1.16"\n',
+    "lib/packages/chardet/__init__.py": '__version__: str = "5.0"\n',
+    "lib/packages/chardet/detect.py": "def detect():\n    return 3\n",
+    "lib/sub/__init__.py": "from lib.version import get\n__version__ = get()\n",  # not a literal
+    "lib/sub/mod.py": "def mod():\n    return 4\n",
+    "src/app/__init__.py": '__version__ = "2.0"\n',  # src/ is no package: not nested
+    "src/app/run.py": "def run():\n    return 5\n",
+}
+
+
+def test_vendored_python_packages_are_found_by_their_own_version():
+    assert ignore.nested_package_inits(VENDORED_TREE) == [
+        "lib/packages/__init__.py",
+        "lib/packages/chardet/__init__.py",
+        "lib/packages/urllib9/__init__.py",
+        "lib/packages/urllib9/packages/__init__.py",
+        "lib/packages/urllib9/packages/six/__init__.py",
+        "lib/sub/__init__.py",
+    ]
+    inits = {p: VENDORED_TREE[p] for p in ignore.nested_package_inits(VENDORED_TREE)}
+    # outermost only: six is inside urllib9 already
+    assert ignore.vendored_packages(inits) == ["lib/packages/chardet/", "lib/packages/urllib9/"]
+    rules = ignore.Rules.load(
+        {".codesiftignore": "!lib/packages/chardet/\n"}, vendored=ignore.vendored_packages(inits)
+    )
+    decide = {p: rules.decide(p)[0] for p in VENDORED_TREE}
+    assert {p for p, why in decide.items() if why} == {
+        "lib/packages/urllib9/__init__.py",
+        "lib/packages/urllib9/pool.py",
+        "lib/packages/urllib9/packages/__init__.py",
+        "lib/packages/urllib9/packages/six/__init__.py",
+    }
+    assert {why for why in decide.values() if why} == {ignore.VENDORED_PACKAGE}
+    # anchored: a folder of the same name elsewhere is the repository's own
+    assert rules.decide("other/lib/packages/urllib9/x.py") == (None, False)
+
+
+def test_index_leaves_out_a_vendored_python_package(db, dsn, make_repo):
+    root = make_repo(VENDORED_TREE, name="vend")
+    with psycopg.connect(dsn) as conn:
+        s = index_repository(conn, root, name="vend", tenant="t", embed=False, show_progress=False)
+    live = {r[0] for r in db.execute("select path from codesift.files where live").fetchall()}
+    vendored = {
+        p for p in VENDORED_TREE if p.startswith(("lib/packages/urllib9/", "lib/packages/chardet/"))
+    }
+    assert live == set(VENDORED_TREE) - vendored
+    assert s.skipped[ignore.VENDORED_PACKAGE] == len(vendored)
+    # a .codesiftignore re-includes one; the dry run over the working tree agrees
+    (root / ".codesiftignore").write_text("!lib/packages/chardet/\n")
+    out = _dry_run(dsn, root, "--name", "vend", "--worktree")
+    assert f"skipped 4 file(s): {ignore.VENDORED_PACKAGE}" in out
+
+
+def test_a_package_version_is_read_only_inside_the_tree_and_bounded(tmp_path, make_repo):
+    """The working tree's __init__.py files are read as any file is: never through a
+    symlink (one pointing outside the tree declares nothing), and a huge one not at all."""
+    outside = tmp_path / "outside_init.py"
+    outside.write_text('__version__ = "6.6.6"\n')
+    tree = {
+        "lib/__init__.py": "",
+        "lib/big/__init__.py": "x = 1\n" * (ignore.PACKAGE_INIT_BYTES // 6 + 1)
+        + '__version__ = "9"\n',
+        "lib/big/m.py": "def m():\n    return 1\n",
+        "lib/linked/m.py": "def n():\n    return 2\n",
+    }
+    root = make_repo(tree, name="hostile")
+    (root / "lib" / "linked" / "__init__.py").symlink_to(outside)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "link"], check=True)
+    from codesift import git
+
+    entries = git.list_tree(root, "HEAD")
+    layers = ignore.load_rules(root, entries).layers
+    assert all(layer.reason != ignore.VENDORED_PACKAGE for layer in layers)
+    from codesift.watch import _worktree_rules
+
+    assert all(layer.reason != ignore.VENDORED_PACKAGE for layer in _worktree_rules(root).layers)
