@@ -236,16 +236,16 @@ def tree_rules(paths: Iterable[str], read: Callable[[str, int | None], bytes | N
     packages its nested packages' __init__.py reveal, each file read by `read(path, limit)`
     (None: unreadable, or larger than the limit; left out)."""
     paths = list(paths)
-    texts = {}
-    for path in paths:
-        if path == IGNORE_FILE or path.endswith("/" + IGNORE_FILE):
-            texts[path] = read(path, None)
-    inits = {path: read(path, PACKAGE_INIT_BYTES) for path in nested_package_inits(paths)}
+
+    def text(path: str, limit: int | None) -> str | None:
+        data = read(path, limit)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    rules = {p: text(p, None) for p in paths if p == IGNORE_FILE or p.endswith("/" + IGNORE_FILE)}
+    inits = {p: text(p, PACKAGE_INIT_BYTES) for p in nested_package_inits(paths)}
     return Rules.load(
-        {p: t.decode("utf-8", errors="replace") for p, t in texts.items() if t is not None},
-        vendored=vendored_packages(
-            {p: t.decode("utf-8", errors="replace") for p, t in inits.items() if t is not None}
-        ),
+        {p: t for p, t in rules.items() if t is not None},
+        vendored=vendored_packages({p: t for p, t in inits.items() if t is not None}),
     )
 
 
