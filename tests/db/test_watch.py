@@ -114,6 +114,33 @@ def test_ignored_and_out_of_repository_files_are_never_read(db, dsn, make_repo, 
     assert "linked_file.py" not in live
 
 
+def test_a_vendored_package_in_the_working_tree_is_left_out_until_it_is_ours(
+    db, dsn, make_repo, tmp_path
+):
+    """A package copied into another with a __version__ of its own is skipped as `index`
+    skips it (ignore.vendored_packages); once its __init__.py no longer says so, the
+    watcher re-reads the rules and indexes it."""
+    root = _repo(make_repo)
+    with Watch(dsn, root, "--no-embed", log=tmp_path / "watch.log") as w:
+        w.wait_for("indexed repo")
+        (root / "pkg/netlib").mkdir()
+        (root / "pkg/netlib/__init__.py").write_text('__version__ = "2.4.1"\n')
+        (root / "pkg/netlib/pool.py").write_text("vendored_pool_marker = 1\n")
+        w.wait_for("indexed repo", 2)  # an __init__.py changed: the full incremental index
+        (root / "marker.py").write_text("def marker_after_vendoring():\n    return 3\n")
+        poll("the marker indexed", lambda: "marker.py" in live_paths(db, "repo"), log=w.log)
+        assert not any(p.startswith("pkg/netlib/") for p in live_paths(db, "repo"))
+        assert stored_text(db, "vendored_pool_marker") == 0
+
+        (root / "pkg/netlib/__init__.py").write_text("from .pool import *\n")
+        poll(
+            "the package indexed once it is ours",
+            lambda: "pkg/netlib/pool.py" in live_paths(db, "repo"),
+            log=w.log,
+        )
+    assert w.proc.returncode == 0, w.text()
+
+
 def test_commit_and_checkout_under_watch_record_the_new_head(db, dsn, make_repo, tmp_path):
     root = _repo(make_repo)
     with Watch(dsn, root, "--no-embed", log=tmp_path / "watch.log") as w:
