@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import cache
 
 import pathspec
 
@@ -256,7 +257,10 @@ def load_rules(root, entries: list) -> Rules:
 
     by_path = {e.path: e for e in entries}
     with ExitStack() as stack:
-        readers: list = []  # git cat-file starts only when a blob is read
+
+        @cache
+        def reader() -> git.BlobReader:  # git cat-file starts only when a blob is read
+            return stack.enter_context(git.BlobReader(root))
 
         def read(path: str, limit: int | None) -> bytes | None:
             e = by_path[path]
@@ -265,9 +269,7 @@ def load_rules(root, entries: list) -> Rules:
             try:
                 if e.worktree:
                     return git.read_worktree_file(root, e.path, limit=e.size)
-                if not readers:
-                    readers.append(stack.enter_context(git.BlobReader(root)))
-                return readers[0].read(e.sha)
+                return reader().read(e.sha)
             except (git.UnsafePath, OSError):
                 return None
 
