@@ -238,13 +238,15 @@ class Watcher:
         """Index these changed paths (relative to the root) in one tree update, or run the
         full index when HEAD moved, an ignore file changed or the batch is large."""
         head = git.head_commit(self.root)
-        rules_changed = any(p.rsplit("/", 1)[-1] in RULE_FILES for p in paths)
+        # a folder's event stands for its files (a package copied in at once): theirs count
+        listed = _ls_files(self.root, paths) if len(paths) <= FULL_SYNC_PATHS else []
+        rules_changed = any(p.rsplit("/", 1)[-1] in RULE_FILES for p in [*paths, *listed])
         if head != self.head or rules_changed or len(paths) > FULL_SYNC_PATHS:
             return self.full_sync()
         started = time.monotonic()
         summary = BatchSummary(paths=len(paths))
         conn = self._connect()
-        candidates = self._candidates(paths, summary)
+        candidates = self._candidates(listed, summary)
         files, reincluded = self.rules.filter(candidates, summary.skipped)
         shas = list({c.sha for c in files})
         known = {
@@ -272,11 +274,11 @@ class Watcher:
         summary.seconds = time.monotonic() - started
         return summary
 
-    def _candidates(self, paths: set[str], summary: BatchSummary) -> list[indexer.Candidate]:
-        """The files among the changed paths that `index` would read, hashed from the
-        working tree; everything else (gone, ignored, skipped) is left out."""
+    def _candidates(self, files: list[str], summary: BatchSummary) -> list[indexer.Candidate]:
+        """Of the files the changed paths list (_ls_files), those `index` would read, hashed
+        from the working tree; everything else (gone, ignored, skipped) is left out."""
         keep = []
-        for path in _ls_files(self.root, paths):
+        for path in files:
             problem = indexer._name_problem(path)
             if problem:
                 summary.skipped[problem] += 1
