@@ -14,11 +14,11 @@ index) are compared with the exact top 10 of the same scope (every vector in the
 by distance). The HNSW index is shared by every tenant of the database: a tenant's rows are
 a share of it, as in a real deployment.
 
---ef-search 100,400 measures those values beside the installed ones in the same run, each
-set on both leg functions (ALTER FUNCTION ... SET, so the DSN must be their owner's) inside
-a transaction that is rolled back. A walk over a table past the rows the leg functions'
-ef_search is set for searches wider (plpython/codesift_db/dense.py): the "walks at" column
-is the ef_search such a walk takes (an exact sort takes none).
+--ef-search 100,400 measures those values beside the legs' own in the same run, each set as
+codesift.ef_search for both legs inside a transaction that is rolled back. A walk over a
+table past the rows the legs' ef_search is set for searches wider
+(plpython/codesift_db/dense.py): the "walks at" column is the ef_search such a walk takes
+(an exact sort takes none).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from question_sets import (
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "plpython"))
-from codesift_db.dense import wider_ef_search  # noqa: E402
+from codesift_db.dense import EF_SEARCH_SETTING, LEG_EF_SEARCH, wider_ef_search  # noqa: E402
 
 EXACT = {
     "symbols": """
@@ -76,29 +76,17 @@ def timed(conn, sql: str, args: dict) -> tuple[list, float]:
     return got[:10], (time.perf_counter() - t0) * 1000
 
 
-# the ef_search each leg function sets (sql/idempotent/004-dense.sql), altered for one
-# configuration inside a transaction that is rolled back
-LEG_FUNCTIONS = {
-    "symbols": "codesift._dense_symbols"
-    "(bigint, vector, text, bigint[], text, text, text[], integer)",
-    "files": "codesift._dense_files(bigint, vector, text, bigint[], text, text, integer)",
-}
 TABLES = {"symbols": "codesift.code_symbols", "files": "codesift.blobs"}
 
 
-def walks_at(conn, leg: str) -> int:
-    """The ef_search a walk of this leg takes now: its function's, widened for its table."""
-    installed = conn.execute(
-        "select option_value::int from pg_catalog.pg_options_to_table("
-        "(select proconfig from pg_catalog.pg_proc where oid = %s::regprocedure))"
-        " where option_name = 'hnsw.ef_search'",
-        (LEG_FUNCTIONS[leg],),
-    ).fetchone()[0]
+def walks_at(conn, leg: str, ef: int | None) -> int:
+    """The ef_search a walk of this leg takes at this setting of codesift.ef_search (None:
+    the legs' own), widened for its table."""
     rows = conn.execute(
         "select greatest(reltuples, 0) from pg_catalog.pg_class where oid = %s::regclass",
         (TABLES[leg],),
     ).fetchone()[0]
-    return wider_ef_search(installed, rows)
+    return wider_ef_search(LEG_EF_SEARCH if ef is None else ef, rows)
 
 
 def measure(
@@ -129,15 +117,9 @@ def measure(
     for ef in ef_values:
         with conn.transaction(force_rollback=True):
             if ef is not None:
-                for function in LEG_FUNCTIONS.values():
-                    try:
-                        conn.execute(f"alter function {function} set hnsw.ef_search = {ef}")
-                    except psycopg.errors.InsufficientPrivilege:
-                        raise SystemExit(
-                            "--ef-search alters the leg functions: connect as their owner"
-                        ) from None
+                conn.execute(f"set local {EF_SEARCH_SETTING} = {ef}")
             stats: dict = {}
-            walks = {leg: walks_at(conn, leg) for leg in LEG_FUNCTIONS}
+            walks = {leg: walks_at(conn, leg, ef) for leg in TABLES}
             for args, exact_of in asked:
                 for leg, exact in exact_of.items():
                     if not exact:

@@ -16,11 +16,13 @@ With filters, it is planned at every call with the values: how many rows a path 
 kind keeps decides between walking the index and sorting the few rows that pass, and a
 generic plan cannot know it (at 100k symbols it sorted every row: 1.2 s instead of 2 ms).
 
-The inner `order by <=> limit k` is what the index serves; the SQL functions that call this
-(sql/idempotent/004-dense.sql) set hnsw.iterative_scan = relaxed_order, so that filters
-rejecting rows still yield k of them, and re-sort the relaxed order outside; they plan with
-force_custom_plan, which the unfiltered statement overrides for its own call
-(plans.run_generic).
+The inner `order by <=> limit k` is what the index serves. Every leg runs inside
+leg_settings (the SQL functions of sql/idempotent/004-dense.sql, and the pipeline, which
+calls this module in its own process rather than through them: a PL/Python function call
+cost more than the walk's own statement's overhead): hnsw.iterative_scan = relaxed_order, so
+that filters rejecting rows still yield k of them, the relaxed order re-sorted outside;
+ef_search LEG_EF_SEARCH; plans made with force_custom_plan, which the unfiltered statement
+overrides for its own call (plans.run_generic).
 
 A scope holding a small share of a shared index is read exactly instead: the walk, filtered
 to a share s of the rows, visits about k / s of them before it holds k (and stops early at
@@ -32,13 +34,15 @@ only up to the bound that decides. Such a scope's exact sort is planned with the
 generic plan cannot tell a few files of a repository from all of its tenant's, and reads them
 all.
 
-HNSW finds fewer of the true nearest rows at a fixed ef_search as its graph grows: the leg
-functions' ef_search holds the recall target up to REFERENCE_ROWS rows in the table, and a walk
-over a larger table searches wider in proportion (wider_ef_search), set for the function's
-call only (its SET clause restores it).
+HNSW finds fewer of the true nearest rows at a fixed ef_search as its graph grows: the legs'
+ef_search holds the recall target up to REFERENCE_ROWS rows in the table, and a walk
+over a larger table searches wider in proportion (wider_ef_search), set for the leg only
+(leg_settings restores it).
 """
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from . import plans
@@ -46,6 +50,73 @@ from . import plans
 SYMBOL_TYPES = ["vector", "bigint", "text", "bigint[]", "text", "text", "text[]"]
 FILE_TYPES = SYMBOL_TYPES[:6]
 ONLY_WITH = "-- only with "  # a line of sql/dense_*.sql kept only when its filter is given
+
+
+# the legs' ef_search up to REFERENCE_ROWS (below) unless a session sets EF_SEARCH_SETTING,
+# and the settings every leg runs with (leg_settings)
+LEG_EF_SEARCH = 200
+EF_SEARCH_SETTING = "codesift.ef_search"
+MOST_EF_SEARCH = 1000  # pgvector's largest
+_ASKED = (
+    f"coalesce(nullif(btrim(current_setting('{EF_SEARCH_SETTING}', true)), ''), '{LEG_EF_SEARCH}')"
+)
+# the setting when it is a whole number, else a word: pgvector refuses both out of its range,
+# and leg_settings then names the setting
+BASE_EF_SEARCH = f"coalesce(substring({_ASKED} from '^[0-9]{{1,9}}$'), 'invalid')"
+LEG_SETTINGS = (
+    ("hnsw.ef_search", BASE_EF_SEARCH),
+    ("hnsw.iterative_scan", "'relaxed_order'"),
+    ("plan_cache_mode", "'force_custom_plan'"),
+)
+# the session's values (null where pgvector is not loaded yet), the legs' set for the
+# transaction; restored by RESTORE_SETTINGS (a null resets a setting)
+APPLY_SETTINGS = "select " + ", ".join(
+    f"current_setting('{name}', true) as was{i}, set_config('{name}', {value}, true)"
+    for i, (name, value) in enumerate(LEG_SETTINGS)
+)
+RESTORE_SETTINGS = (
+    "select "
+    + ", ".join(
+        f"set_config('{name}', ${i + 1}, true)" for i, (name, _) in enumerate(LEG_SETTINGS)
+    ),
+    ["text"] * len(LEG_SETTINGS),
+)
+LEG_BOUNDS = (
+    "select codesift._leg_bounds($1, null, $2, $3)",
+    ["int", "text[]", "bigint[]"],
+)
+
+
+@contextmanager
+def leg_settings(plpy) -> Iterator[None]:
+    """The dense legs' settings (LEG_SETTINGS) for the block, the caller's restored after (an
+    error that aborts the statement undoes them with it)."""
+    try:
+        was = plans.run(plpy, APPLY_SETTINGS)[0]
+    except plpy.SPIError as e:  # pgvector refused the ef_search asked
+        setting = plpy.execute(f"select current_setting('{EF_SEARCH_SETTING}', true) as v")[0]["v"]
+        if not (setting or "").strip():
+            raise
+        plpy.error(
+            f"{EF_SEARCH_SETTING} is '{(setting or '')[:40]}', not a whole number from 1 to "
+            f"{MOST_EF_SEARCH}",
+            detail=e.args[0],
+            hint=f"set {EF_SEARCH_SETTING} to a number of candidates, or reset it "
+            f"(unset: {LEG_EF_SEARCH}, wider over a table past {REFERENCE_ROWS:,} rows)",
+            sqlstate="22023",
+        )
+    try:
+        yield
+    finally:
+        plans.run(plpy, *RESTORE_SETTINGS, [was[f"was{i}"] for i in range(len(LEG_SETTINGS))])
+
+
+def check_bounds(plpy, k, kinds, repository_ids) -> None:
+    """codesift._leg_bounds for a dense leg, its message and errcode raised as they are."""
+    try:
+        plans.run(plpy, *LEG_BOUNDS, [k, kinds, repository_ids])
+    except plpy.SPIError as e:  # without a Python exception's name
+        plpy.error(e.args[0], sqlstate=e.sqlstate)
 
 
 def _limit(k) -> int:
@@ -98,6 +169,7 @@ def _probe(tenant_walk: bool) -> frozenset:
 ROWS = (
     "select greatest(c.reltuples, 0)::float8 as table_rows, s.tier, s.docs::float8 as n,"
     " current_setting('hnsw.ef_search')::int as ef_search,"
+    f" {BASE_EF_SEARCH}::int as base_ef_search,"
     " (select count(*) from codesift.repositories as r where r.tenant_id = $2) as repositories"
     " from pg_catalog.pg_class as c left join codesift.corpus_stats as s on s.tenant_id = $2"
     " where c.oid = $1::regclass"
@@ -120,10 +192,9 @@ def scope_files_bound(tenant_rows: float, tenant_files: float, table_rows: float
     return math.floor(most_rows * tenant_files / tenant_rows) + 1
 
 
-# the table's rows up to which the leg functions' ef_search meets the recall target
-# (bench/results/hnsw-recall-real.txt), and pgvector's largest ef_search
+# the table's rows up to which the legs' ef_search meets the recall target
+# (bench/results/hnsw-recall-real.txt)
 REFERENCE_ROWS = 400_000
-MOST_EF_SEARCH = 1000
 SET_EF_SEARCH = "select set_config('hnsw.ef_search', $1, true)"
 
 
@@ -142,12 +213,13 @@ WALK, TENANT_WALK, TENANT, SCOPE = "walk", "tenant_walk", "tenant", "scope"
 
 def _read_by(plpy, tenant, repository_ids, tier: str, table: str, k: int) -> str:
     """How the leg reads (_choose_read); a walk over a table past REFERENCE_ROWS also has
-    its wider ef_search set here, from the same statement's row, for the call."""
+    its wider ef_search set here, from the same statement's row (from the legs' base: another
+    leg in the same leg_settings block may have widened the setting for its own table)."""
     rows = plans.run(plpy, ROWS, ["text", "bigint"], [table, tenant])
     read = _choose_read(plpy, rows, tenant, repository_ids, tier, k)
     if read in (WALK, TENANT_WALK):
-        ef_search = wider_ef_search(rows[0]["ef_search"], rows[0]["table_rows"])
-        if ef_search > rows[0]["ef_search"]:
+        ef_search = wider_ef_search(rows[0]["base_ef_search"], rows[0]["table_rows"])
+        if ef_search != rows[0]["ef_search"]:
             plans.run(plpy, SET_EF_SEARCH, ["text"], [str(ef_search)])
     return read
 

@@ -1,12 +1,15 @@
 -- The dense legs, over symbols and over files: cosine distance on the HNSW
 -- indexes (statements in plpython/codesift_db/dense.py), with the filters and
 -- bounds every leg takes (live_files, _leg_bounds: 003-legs.sql) and, like
--- every leg, JIT off. Both legs walk at ef_search 200: at 100k real symbols in one
--- tenant ef_search 100 misses the recall target, and at 90k real file vectors the
--- file leg does too (bench/results/hnsw-recall-real.txt). A walk over a table of more
--- rows searches wider still, in proportion to them (dense.wider_ef_search).
+-- every leg, JIT off. Both legs walk at ef_search 200 (dense.LEG_EF_SEARCH, or `set
+-- codesift.ef_search` for a session): at 100k real symbols in one tenant ef_search 100
+-- misses the recall target, and at 90k real file vectors the file leg does too
+-- (bench/results/hnsw-recall-real.txt). A walk over a table of more rows searches wider
+-- still, in proportion to them (dense.wider_ef_search). The pipeline runs dense.py in its
+-- own process, under the same settings (dense.leg_settings); these functions are the
+-- legs for any other caller.
 
--- the names before they began with an underscore (internal: the pipeline calls them)
+-- the names before they began with an underscore (internal)
 drop function if exists codesift.dense_symbols(
     bigint, vector, text, bigint[], text, text, text[], integer
 );
@@ -22,19 +25,14 @@ stable
 security invoker
 set search_path = codesift, public
 set jit = off
-set "hnsw.iterative_scan" = 'relaxed_order'
-set "hnsw.ef_search" = 200
-set plan_cache_mode = force_custom_plan
 as $$
-# one cached statement per filter combination: see plpython/codesift_db/dense.py
-from codesift_db import dense, plans
-try:
-    plans.run(plpy, "select codesift._leg_bounds($1, null, $2, $3)",
-              ["int", "text[]", "bigint[]"], [k, kinds, repository_ids])
-except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
-    plpy.error(e.args[0], sqlstate=e.sqlstate)
-return dense.symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, lang,
-                     kinds, k)
+# one cached statement per filter combination, under the legs' settings: see
+# plpython/codesift_db/dense.py
+from codesift_db import dense
+dense.check_bounds(plpy, k, kinds, repository_ids)
+with dense.leg_settings(plpy):
+    return dense.symbols(plpy, tenant, embedding, model, repository_ids, path_prefix, lang,
+                         kinds, k)
 $$;
 
 comment on function codesift._dense_symbols(
@@ -53,17 +51,11 @@ stable
 security invoker
 set search_path = codesift, public
 set jit = off
-set "hnsw.iterative_scan" = 'relaxed_order'
-set "hnsw.ef_search" = 200
-set plan_cache_mode = force_custom_plan
 as $$
-from codesift_db import dense, plans
-try:
-    plans.run(plpy, "select codesift._leg_bounds($1, null, null, $2)", ["int", "bigint[]"],
-              [k, repository_ids])
-except plpy.SPIError as e:  # its message and errcode, without a Python exception's name
-    plpy.error(e.args[0], sqlstate=e.sqlstate)
-return dense.files(plpy, tenant, embedding, model, repository_ids, path_prefix, lang, k)
+from codesift_db import dense
+dense.check_bounds(plpy, k, None, repository_ids)
+with dense.leg_settings(plpy):
+    return dense.files(plpy, tenant, embedding, model, repository_ids, path_prefix, lang, k)
 $$;
 
 comment on function codesift._dense_files(bigint, vector, text, bigint[], text, text, integer) is

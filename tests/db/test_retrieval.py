@@ -473,19 +473,20 @@ def test_a_tenant_the_legs_walk_is_walked_whatever_the_tenants_around_it(db, ind
 def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed):
     """HNSW finds fewer of the true nearest rows at a fixed ef_search as its graph grows, so
     a walk over a table past dense.REFERENCE_ROWS searches wider in proportion, for the leg
-    function's call only. The ef_search a walk runs at is read inside a function set up as
-    the leg functions are (its own ef_search in its SET clause), through dense's own choice
-    of read; the table's statistics are those of a large deployment's."""
+    only. The ef_search a walk runs at is read inside the legs' settings (dense.leg_settings,
+    as the leg functions and the pipeline run them), through dense's own choice of read; the
+    table's statistics are those of a large deployment's."""
     acme = indexed["tenant"]
     everything = [
         r[0] for r in db.execute("select id from repositories where tenant_id = %s", (acme,))
     ]
     db.execute(
         "create function pg_temp.walks_at(tenant bigint, repository_ids bigint[], tier text,"
-        " tab text) returns text language plpython3u set hnsw.ef_search = 200 as $$\n"
+        " tab text) returns text language plpython3u as $$\n"
         "from codesift_db import dense\n"
-        "read = dense._read_by(plpy, tenant, repository_ids, tier, tab, 40)\n"
-        "ef = plpy.execute(\"select current_setting('hnsw.ef_search') as e\")[0]['e']\n"
+        "with dense.leg_settings(plpy):\n"
+        "    read = dense._read_by(plpy, tenant, repository_ids, tier, tab, 40)\n"
+        "    ef = plpy.execute(\"select current_setting('hnsw.ef_search') as e\")[0]['e']\n"
         "return read + ' ' + ef\n$$"
     )
     walks_at = "select pg_temp.walks_at(%s, %s, 'symbol', 'codesift.code_symbols')"
@@ -521,6 +522,91 @@ def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed)
     assert found == (5,)
     assert db.execute("select current_setting('hnsw.ef_search')").fetchone() == ("40",)
     db.execute("reset hnsw.ef_search")
+    # a session's codesift.ef_search is the legs' own, widened the same way
+    db.execute("set codesift.ef_search = 100")
+    table_rows(dense.REFERENCE_ROWS)
+    assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 100",)
+    table_rows(2.5 * dense.REFERENCE_ROWS)
+    assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 250",)
+    db.execute("reset codesift.ef_search")
+
+
+def test_the_dense_legs_settings_hold_for_each_leg_and_end_with_the_call(db, indexed):
+    """The pipeline runs both dense legs in one dense.leg_settings block: the file leg walks
+    at the legs' own ef_search even when the symbol leg before it was widened for a larger
+    table, and pack_context leaves the session's settings as they were."""
+    acme = indexed["tenant"]
+    everything = [
+        r[0] for r in db.execute("select id from repositories where tenant_id = %s", (acme,))
+    ]
+    db.execute(
+        "create function pg_temp.both_legs(tenant bigint, repository_ids bigint[])"
+        " returns text language plpython3u as $$\n"
+        "from codesift_db import dense\n"
+        "walked = []\n"
+        "with dense.leg_settings(plpy):\n"
+        "    for tier, tab in (('symbol', 'codesift.code_symbols'), ('file', 'codesift.blobs')):\n"
+        "        dense._read_by(plpy, tenant, repository_ids, tier, tab, 40)\n"
+        "        walked.append(plpy.execute(\"select current_setting('hnsw.ef_search') as e\")"
+        "[0]['e'])\n"
+        "return ' '.join(walked)\n$$"
+    )
+    db.execute(
+        "update corpus_stats set docs = 2 * %s where tenant_id = %s",
+        (dense.REFERENCE_ROWS, acme),
+    )
+    db.execute(
+        "update pg_class set reltuples = %s where oid = 'code_symbols'::regclass",
+        (3 * dense.REFERENCE_ROWS,),
+    )
+    db.execute(
+        "update pg_class set reltuples = %s where oid = 'blobs'::regclass",
+        (dense.REFERENCE_ROWS,),
+    )
+    both = db.execute("select pg_temp.both_legs(%s, %s)", (acme, everything)).fetchone()
+    assert both == ("600 200",)
+    settings = (
+        "select current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan'),"
+        " current_setting('plan_cache_mode')"
+    )
+    db.execute("set hnsw.ef_search = 40")
+    db.execute("set hnsw.iterative_scan = off")
+    before = db.execute(settings).fetchone()
+    assert before == ("40", "off", "auto")
+    packed = db.execute(
+        "select count(*) from pack_context('follow redirects', token_budget => 2000)"
+    ).fetchone()
+    assert packed[0] > 0
+    assert db.execute(settings).fetchone() == before
+    db.execute("reset hnsw.ef_search")
+    db.execute("reset hnsw.iterative_scan")
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "1001", "-5", "1e3", "200; drop table blobs"])
+def test_a_bad_ef_search_setting_is_a_clear_error(db, indexed, value):
+    """codesift.ef_search outside pgvector's 1..1000 (or not a number) stops both the leg
+    functions and the pipeline with 22023 naming the setting, not pgvector's own."""
+    acme = indexed["tenant"]
+    query = db.execute("select embed_query('follow redirects')").fetchone()[0]
+    db.execute("select set_config('codesift.ef_search', %s, false)", (value,))
+    calls = [
+        (
+            "select count(*) from _dense_symbols(%s, %s, 'all-MiniLM-L6-v2', null, null, null,"
+            " null, 5)",
+            (acme, query),
+        ),
+        ("select count(*) from pack_context('follow redirects')", ()),
+    ]
+    try:
+        for sql, args in calls:
+            with pytest.raises(psycopg.errors.InvalidParameterValue) as raised:
+                db.execute(sql, args)
+            assert "codesift.ef_search is" in raised.value.diag.message_primary
+            assert "from 1 to 1000" in raised.value.diag.message_primary
+            assert "reset it" in raised.value.diag.message_hint
+    finally:
+        db.execute("reset codesift.ef_search")
+    assert db.execute(calls[1][0]).fetchone()[0] > 0
 
 
 @pytest.mark.parametrize(

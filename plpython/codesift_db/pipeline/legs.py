@@ -1,11 +1,12 @@
 """The four legs, each over symbols and over files, every filter applied before its top k:
 BM25 (codesift._bm25_*, sql/idempotent/003-lexical.sql) or ts_rank_cd (codesift._tsrank_*,
-the same file) over the query terms, and HNSW (codesift._dense_*, 004-dense.sql -> dense.py)
-over the query vector. Each leg is a SQL function of its own: these are calls to it."""
+the same file) over the query terms, and HNSW over the query vector. The lexical legs are
+SQL functions of their own, called here; the dense legs are dense.py, run in this process
+under the settings their SQL functions (004-dense.sql) run it with."""
 
 from typing import TYPE_CHECKING
 
-from .. import plans
+from .. import dense, plans
 
 if TYPE_CHECKING:
     from .request import Request
@@ -48,16 +49,6 @@ TSRANK_FILES = (
     "select repository_id, path, score from codesift._tsrank_files($1, $2, $3, $4, $5, $6)",
     ["bigint", "text[]", "bigint[]", "text", "text", "int"],
 )
-DENSE_SYMBOLS = (
-    "select symbol_id, distance from codesift._dense_symbols("
-    "$1, $2::vector, $3, $4, $5, $6, $7, $8)",
-    ["bigint", "text", "text", "bigint[]", "text", "text", "text[]", "int"],
-)
-DENSE_FILES = (
-    "select repository_id, path, distance from "
-    "codesift._dense_files($1, $2::vector, $3, $4, $5, $6, $7)",
-    ["bigint", "text", "text", "bigint[]", "text", "text", "int"],
-)
 
 
 def lexical_legs(plpy, req: "Request") -> dict:
@@ -89,15 +80,14 @@ def dense_legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
     p, tenant, repo_ids = req.params, req.tenant, req.repo_ids
     dense_sym = dense_file = []
     if vector is not None:
-        dense_sym = plans.run(
-            plpy,
-            *DENSE_SYMBOLS,
-            [tenant, vector, model, repo_ids, p.path_prefix, p.language, p.kinds, SYMBOL_DEPTH],
-        )
-        if not p.kinds:
-            dense_file = plans.run(
-                plpy,
-                *DENSE_FILES,
-                [tenant, vector, model, repo_ids, p.path_prefix, p.language, FILE_DEPTH],
+        dense.check_bounds(plpy, SYMBOL_DEPTH, p.kinds, repo_ids)
+        filters = [p.path_prefix, p.language]
+        with dense.leg_settings(plpy):
+            dense_sym = dense.symbols(
+                plpy, tenant, vector, model, repo_ids, *filters, p.kinds, SYMBOL_DEPTH
             )
+            if not p.kinds:
+                dense_file = dense.files(
+                    plpy, tenant, vector, model, repo_ids, *filters, FILE_DEPTH
+                )
     return {"dense_sym": dense_sym, "dense_file": dense_file}
