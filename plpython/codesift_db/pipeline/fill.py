@@ -7,13 +7,22 @@ from .. import diversity, packing
 from . import coverage
 
 
-def fill(candidates: list[dict], budget: int, threshold: float, pack_feature: bool) -> list[dict]:
+def fill(
+    candidates: list[dict],
+    budget: int,
+    threshold: float,
+    pack_feature: bool,
+    token_sets: dict | None = None,
+    costs: dict | None = None,
+) -> list[dict]:
     """Every candidate once, with its decision and what was packed of it (candidates come
-    best first, each with a unique `id`)."""
+    best first, each with a unique `id`). `token_sets` and `costs`, when given, keep each
+    candidate's token set and cost by id for the next fill of the same candidates (the
+    outlines' second fill)."""
     left_out: set = set()
     # each candidate's token set and cost, computed once for every round
-    token_sets: dict = {}
-    costs: dict = {}
+    token_sets = {} if token_sets is None else token_sets
+    costs = {} if costs is None else costs
     while True:
         tried = [i for i in candidates if i["id"] not in left_out]
         pruned = diversity.prune(tried, threshold, own_lines=pack_feature, token_sets=token_sets)

@@ -186,10 +186,12 @@ def _run(plpy, req: Request, packed_only: bool = False) -> list[dict]:
     # the pack feature: overlap judged by an item's own lines, the best files covered first
     assert p.jaccard_threshold is not None  # validated when the call packs
     threshold = p.jaccard_threshold
+    token_sets: dict = {}  # each candidate's, for every fill below
+    costs: dict = {}
 
     def bodies(budget: int) -> list[dict]:
         with times.stage("fill"):
-            return fill(candidates, budget, threshold, req.on("pack"))
+            return fill(candidates, budget, threshold, req.on("pack"), token_sets, costs)
 
     # the outline feature: a candidate file the pack cannot hold whole gets an outline too
     if req.on("outline"):
