@@ -7,7 +7,7 @@ import pytest
 from codesift.indexer import index_repository
 from codesift_db import dense, plans
 from codesift_db.pipeline import query as pipeline_query
-from codesift_db.pipeline import recency
+from codesift_db.pipeline import recency, request
 
 from tests.conftest import commit, write_files
 
@@ -1224,6 +1224,44 @@ def test_a_leg_of_weight_zero_does_not_run(db, indexed):
             "select * from pack_context('follow redirects', repo => 'requestsish',"
             " query_embedding => '[1,2,3]', dense_weight => 0)"
         )
+
+
+def test_a_long_questions_dense_legs_count_half_in_the_fusion(db, indexed):
+    """A long question's vector is of a digest of the report: its dense legs keep
+    REPORT_DENSE_SHARE of their weight in the fusion (feature report_dense), a one-line
+    question's all of it, whatever dense_weight the caller gives. Read from why: a candidate
+    only the dense leg ranked has rrf = weight / (60 + its rank) besides its file's share."""
+    report = (
+        "Redirects are not followed\n"
+        "The session returns the 302 response itself instead of following its Location."
+    )
+
+    def dense_shares(question: str, dense_weight: float = 1.0) -> list[float]:
+        rows = db.execute(
+            "select why from explain_context(%s, repo => 'requestsish', dense_weight => %s)",
+            (question, dense_weight),
+        ).fetchall()
+        alone = [
+            w
+            for (w,) in rows
+            if w["dense_rank"] is not None
+            and w["lexical_rank"] is None
+            and w["mention_rank"] is None
+            and not w["failing_frame"]
+        ]
+        assert alone, "the fixture has candidates only the dense leg ranks"
+        return [round((w["rrf"] - w["file_rrf"]) * (60 + w["dense_rank"]), 9) for w in alone]
+
+    share = request.REPORT_DENSE_SHARE
+    assert 0 < share < 1
+    assert set(dense_shares(report)) == {share}
+    assert set(dense_shares(report, dense_weight=2.0)) == {2 * share}
+    assert set(dense_shares("where are redirects followed")) == {1.0}
+    db.execute("set codesift.retrieval_off = 'evidence,outline,report_dense'")
+    try:
+        assert set(dense_shares(report)) == {1.0}
+    finally:
+        db.execute("reset codesift.retrieval_off")
 
 
 def test_a_large_files_functions_stand_in_before_its_classes(db, dsn, make_repo):

@@ -26,6 +26,8 @@ FEATURES = (
     "scope",
     "evidence",  # file ranking from aggregated symbol evidence
     "consensus",  # each leg's file ranking fused too (pipeline/fusion.py file_consensus)
+    # a long question's dense legs weigh less in the fusion (request.py REPORT_DENSE_SHARE)
+    "report_dense",
     "pack",  # the pack keeps a large file's best symbols
     # the graph beyond imports: each edge kind (pipeline/graph.py EDGE_KINDS)
     "tests",  # a test to the code it tests

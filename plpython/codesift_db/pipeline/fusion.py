@@ -158,4 +158,4 @@ def file_consensus(items: dict, lexical_weight: float, dense_weight: float, ment
 def consensus(plpy, req: "Request", items: dict) -> None:
     """The stage: file_consensus with the call's leg weights (feature `consensus`)."""
     if req.on("consensus"):
-        file_consensus(items, req.params.lexical_weight, req.params.dense_weight)
+        file_consensus(items, req.params.lexical_weight, req.fused_dense_weight)

@@ -13,6 +13,10 @@ from .subject_scope import folders
 from .timing import StageTimes
 
 FILE_SHARE = 0.25  # a whole file larger than this share of the budget is split into symbols
+# the share of its weight a long question's dense legs keep in the fusion: the vector is of a
+# digest of the report (question.py), which says less than its weighted terms do (bug
+# reports and multi-line commit messages alike: bench/results/quality-report-dense.txt)
+REPORT_DENSE_SHARE = 0.5
 
 
 def file_tokens(budget: int) -> int:
@@ -58,6 +62,13 @@ class Request:
     @property
     def long_question(self) -> bool:
         return self.reading.long
+
+    @property
+    def fused_dense_weight(self) -> float:
+        """The dense legs' weight in the fusion: the caller's, REPORT_DENSE_SHARE of it for a
+        long question (feature `report_dense`)."""
+        lighter = self.long_question and self.on("report_dense")
+        return self.params.dense_weight * (REPORT_DENSE_SHARE if lighter else 1.0)
 
     @property
     def test_prior(self) -> bool:

@@ -92,7 +92,7 @@ def hybrid(plpy, req: Request) -> dict:
     if vector is not None and not found["dense_sym"] and not found["dense_file"]:
         no_vectors(plpy, req, model)
     with times.stage("fusion"):
-        items = fuse(found, p.lexical_weight, p.dense_weight, req.features.fusion)
+        items = fuse(found, p.lexical_weight, req.fused_dense_weight, req.features.fusion)
     for stage in SEARCH_STAGES:
         with times.stage(stage_name(stage)):
             stage(plpy, req, items)
