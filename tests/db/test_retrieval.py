@@ -470,6 +470,22 @@ def test_a_tenant_the_legs_walk_is_walked_whatever_the_tenants_around_it(db, ind
     assert [r[0] for r in found] == ["crowd"] * 5
 
 
+# how each tier's leg reads and the ef_search it walks at, read one after the other inside
+# one dense.leg_settings block (as the pipeline runs both legs)
+WALKS_AT = (
+    "create or replace function pg_temp.walks_at(tenant bigint, repository_ids bigint[],"
+    " tiers text[], tabs text[]) returns text language plpython3u as $$\n"
+    "from codesift_db import dense\n"
+    "walked = []\n"
+    "with dense.leg_settings(plpy):\n"
+    "    for tier, tab in zip(tiers, tabs):\n"
+    "        read = dense._read_by(plpy, tenant, repository_ids, tier, tab, 40)\n"
+    "        ef = plpy.execute(\"select current_setting('hnsw.ef_search') as e\")[0]['e']\n"
+    "        walked.append(read + ' ' + ef)\n"
+    "return ', '.join(walked)\n$$"
+)
+
+
 def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed):
     """HNSW finds fewer of the true nearest rows at a fixed ef_search as its graph grows, so
     a walk over a table past dense.REFERENCE_ROWS searches wider in proportion, for the leg
@@ -480,16 +496,8 @@ def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed)
     everything = [
         r[0] for r in db.execute("select id from repositories where tenant_id = %s", (acme,))
     ]
-    db.execute(
-        "create function pg_temp.walks_at(tenant bigint, repository_ids bigint[], tier text,"
-        " tab text) returns text language plpython3u as $$\n"
-        "from codesift_db import dense\n"
-        "with dense.leg_settings(plpy):\n"
-        "    read = dense._read_by(plpy, tenant, repository_ids, tier, tab, 40)\n"
-        "    ef = plpy.execute(\"select current_setting('hnsw.ef_search') as e\")[0]['e']\n"
-        "return read + ' ' + ef\n$$"
-    )
-    walks_at = "select pg_temp.walks_at(%s, %s, 'symbol', 'codesift.code_symbols')"
+    db.execute(WALKS_AT)
+    walks_at = "select pg_temp.walks_at(%s, %s, array['symbol'], array['codesift.code_symbols'])"
     db.execute(
         "update corpus_stats set docs = 2 * %s where tenant_id = %s and tier = 'symbol'",
         (dense.REFERENCE_ROWS, acme),
@@ -539,18 +547,7 @@ def test_the_dense_legs_settings_hold_for_each_leg_and_end_with_the_call(db, ind
     everything = [
         r[0] for r in db.execute("select id from repositories where tenant_id = %s", (acme,))
     ]
-    db.execute(
-        "create function pg_temp.both_legs(tenant bigint, repository_ids bigint[])"
-        " returns text language plpython3u as $$\n"
-        "from codesift_db import dense\n"
-        "walked = []\n"
-        "with dense.leg_settings(plpy):\n"
-        "    for tier, tab in (('symbol', 'codesift.code_symbols'), ('file', 'codesift.blobs')):\n"
-        "        dense._read_by(plpy, tenant, repository_ids, tier, tab, 40)\n"
-        "        walked.append(plpy.execute(\"select current_setting('hnsw.ef_search') as e\")"
-        "[0]['e'])\n"
-        "return ' '.join(walked)\n$$"
-    )
+    db.execute(WALKS_AT)
     db.execute(
         "update corpus_stats set docs = 2 * %s where tenant_id = %s",
         (dense.REFERENCE_ROWS, acme),
@@ -563,8 +560,12 @@ def test_the_dense_legs_settings_hold_for_each_leg_and_end_with_the_call(db, ind
         "update pg_class set reltuples = %s where oid = 'blobs'::regclass",
         (dense.REFERENCE_ROWS,),
     )
-    both = db.execute("select pg_temp.both_legs(%s, %s)", (acme, everything)).fetchone()
-    assert both == ("600 200",)
+    both = db.execute(
+        "select pg_temp.walks_at(%s, %s, array['symbol', 'file'],"
+        " array['codesift.code_symbols', 'codesift.blobs'])",
+        (acme, everything),
+    ).fetchone()
+    assert both == ("tenant_walk 600, tenant_walk 200",)
     settings = (
         "select current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan'),"
         " current_setting('plan_cache_mode')"
