@@ -17,9 +17,9 @@ kind keeps decides between walking the index and sorting the few rows that pass,
 generic plan cannot know it (at 100k symbols it sorted every row: 1.2 s instead of 2 ms).
 
 The inner `order by <=> limit k` is what the index serves. Every leg runs inside
-leg_settings (the SQL functions of sql/idempotent/004-dense.sql, and the pipeline, which
-calls this module in its own process rather than through them: a PL/Python function call
-cost more than the walk's own statement's overhead): hnsw.iterative_scan = relaxed_order, so
+leg_settings, whether from the SQL functions of sql/idempotent/004-dense.sql or from the
+pipeline (which calls this module in its own process: a call through those PL/Python
+functions cost a third as much again as the walk): hnsw.iterative_scan = relaxed_order, so
 that filters rejecting rows still yield k of them, the relaxed order re-sorted outside;
 ef_search LEG_EF_SEARCH; plans made with force_custom_plan, which the unfiltered statement
 overrides for its own call (plans.run_generic).
