@@ -8,7 +8,7 @@ The retrieval bench grows its corpus by copying one repository with noise, so it
 recall says little about real code. Here every question (--short as they are, --long cut to
 300 words) is embedded by the database and asked at one ref of the tenant in turn, as the
 eval asks a SWE-bench instance at its commit. For each, the symbol and file legs' top 10
-(codesift._dense_symbols and _dense_files as the pipeline calls them, k 40 and 30: ef_search
+(codesift._dense_symbols and _dense_files, the legs the pipeline runs, k 40 and 30: ef_search
 200 each, relaxed iterative scans, or an exact sort for a tenant holding a small share of the
 index) are compared with the exact top 10 of the same scope (every vector in the ref sorted
 by distance). The HNSW index is shared by every tenant of the database: a tenant's rows are
@@ -156,7 +156,8 @@ def main() -> int:
         type=ef_search_values,
         default=[],
         help="comma-separated hnsw.ef_search values measured side by side besides the "
-        "installed default (each set on both leg functions in a rolled-back transaction)",
+        "legs' own (each set as codesift.ef_search for both legs in a rolled-back "
+        "transaction)",
     )
     add_repos_option(ap)
     add_question_options(ap)
