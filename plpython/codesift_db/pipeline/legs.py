@@ -81,13 +81,9 @@ def dense_legs(plpy, req: "Request", vector: str | None, model: str) -> dict:
     dense_sym = dense_file = []
     if vector is not None:
         dense.check_bounds(plpy, SYMBOL_DEPTH, p.kinds, repo_ids)
-        filters = [p.path_prefix, p.language]
+        where = (tenant, vector, model, repo_ids, p.path_prefix, p.language)
         with dense.leg_settings(plpy):
-            dense_sym = dense.symbols(
-                plpy, tenant, vector, model, repo_ids, *filters, p.kinds, SYMBOL_DEPTH
-            )
+            dense_sym = dense.symbols(plpy, *where, p.kinds, SYMBOL_DEPTH)
             if not p.kinds:
-                dense_file = dense.files(
-                    plpy, tenant, vector, model, repo_ids, *filters, FILE_DEPTH
-                )
+                dense_file = dense.files(plpy, *where, FILE_DEPTH)
     return {"dense_sym": dense_sym, "dense_file": dense_file}
