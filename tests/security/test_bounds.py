@@ -724,3 +724,49 @@ def test_a_filtered_whole_read_stays_in_its_tenant_and_repository(db, app_connec
         assert ask([acme_repo], prefix) == [], prefix[:20]
     assert ask([acme_repo], "", "x' or '1'='1") == []
     assert ask([acme_repo], "", "x" * 1_000_000) == []
+
+
+DENSE = {
+    "_dense_symbols": "select * from codesift._dense_symbols(%s, %s::vector, '" + MODEL + "',"
+    " %s, %s, %s, null, 40)",
+    "_dense_files": "select * from codesift._dense_files(%s, %s::vector, '" + MODEL + "',"
+    " %s, %s, %s, 30)",
+}
+
+
+@pytest.mark.parametrize("leg", sorted(DENSE))
+def test_a_dense_leg_stays_in_its_tenant_repository_and_ef_search_bound(
+    db, app_connect, clique, leg
+):
+    """Both tenants' clique given vectors. As acme: its own rows; nothing through globex's
+    tenant id or repository; nothing under a prefix leading out of the repository, quoting
+    its way out of the statement or a megabyte long; the widest codesift.ef_search answers
+    within pgvector's bound and anything wider is refused, naming the setting."""
+    (acme, acme_repo), (globex, globex_repo) = clique["acme"], clique["globex"]
+    for table in ("code_symbols", "blobs"):
+        db.execute(
+            f"update codesift.{table} set embedding = %s::vector, embedding_model = %s",
+            (VECTOR, MODEL),
+        )
+    db.commit()
+    conn = runner(db, app_connect, acme, leg)
+
+    def ask(tenant, repos, prefix=None, lang=None):
+        return conn.execute(DENSE[leg], (tenant, VECTOR, repos, prefix, lang)).fetchall()
+
+    assert ask(acme, [acme_repo])
+    assert ask(globex, [globex_repo]) == []
+    assert ask(acme, [globex_repo]) == []
+    assert ask(globex, [acme_repo]) == []
+    for prefix in ["../", "/etc/", "m1.py/../../", "x' or '1'='1", "x" * 1_000_000]:
+        assert ask(acme, [acme_repo], prefix) == [], prefix[:20]
+    assert ask(acme, [acme_repo], None, "x" * 1_000_000) == []
+    conn.execute("select set_config('codesift.ef_search', '1000', false)")
+    assert ask(acme, [acme_repo])
+    for wider in ("1001", str(BIG_INT), "9" * 100_000):
+        conn.execute("select set_config('codesift.ef_search', %s, false)", (wider,))
+        refused(
+            conn, DENSE[leg], (acme, VECTOR, [acme_repo], None, None), says="codesift.ef_search"
+        )
+    conn.execute("reset codesift.ef_search")
+    assert ask(acme, [acme_repo])
