@@ -238,10 +238,11 @@ class Watcher:
         """Index these changed paths (relative to the root) in one tree update, or run the
         full index when HEAD moved, an ignore file changed or the batch is large."""
         head = git.head_commit(self.root)
+        if head != self.head or len(paths) > FULL_SYNC_PATHS:
+            return self.full_sync()
         # a folder's event stands for its files (a package copied in at once): theirs count
-        listed = _ls_files(self.root, paths) if len(paths) <= FULL_SYNC_PATHS else []
-        rules_changed = any(p.rsplit("/", 1)[-1] in RULE_FILES for p in [*paths, *listed])
-        if head != self.head or rules_changed or len(paths) > FULL_SYNC_PATHS:
+        listed = _ls_files(self.root, paths)
+        if any(p.rsplit("/", 1)[-1] in RULE_FILES for p in [*paths, *listed]):
             return self.full_sync()
         started = time.monotonic()
         summary = BatchSummary(paths=len(paths))
