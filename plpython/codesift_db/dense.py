@@ -18,11 +18,11 @@ generic plan cannot know it (at 100k symbols it sorted every row: 1.2 s instead 
 
 The inner `order by <=> limit k` is what the index serves. Every leg runs inside
 leg_settings, whether from the SQL functions of sql/idempotent/004-dense.sql or from the
-pipeline (which calls this module in its own process: a call through those PL/Python
-functions cost a third as much again as the walk): hnsw.iterative_scan = relaxed_order, so
-that filters rejecting rows still yield k of them, the relaxed order re-sorted outside;
-ef_search LEG_EF_SEARCH; plans made with force_custom_plan, which the unfiltered statement
-overrides for its own call (plans.run_generic).
+pipeline (which calls this module in its own process, sparing a PL/Python function call per
+leg): hnsw.iterative_scan = relaxed_order, so that filters rejecting rows still yield k of
+them, the relaxed order re-sorted outside; ef_search LEG_EF_SEARCH; plans made with
+force_custom_plan, which the unfiltered statement overrides for its own call
+(plans.run_generic).
 
 A scope holding a small share of a shared index is read exactly instead: the walk, filtered
 to a share s of the rows, visits about k / s of them before it holds k (and stops early at
