@@ -147,11 +147,14 @@ comment on function codesift._tsrank_files(bigint, text[], bigint[], text, text,
 --    of many), only those that add at least a
 --    tenth of the heaviest term's idf (times its weight) to a score, summed as
 --    idf * impact;
--- 2. the best `pool` of them (4k, at least 400; files 200; times the same factor
---    as the depth) are checked against the filters and liveness, best first;
--- 3. the best max(k, 100) that pass (files: max(k, 50)) are scored exactly
---    (every query term, today's statistics, by probes of the (document, term)
---    index) and the top k returned in exact order.
+-- 2. the best `pool` of them (symbols: four times those step 3 scores; files 4k, at
+--    least 200; times the same factor as the depth) are checked against the filters
+--    and liveness, best first;
+-- 3. the best that pass are scored exactly (every query term, today's statistics, by
+--    probes of the (document, term) index) and the top k returned in exact order:
+--    symbols max(k, 100), or one per 40 postings a term reads at the tier's depth when
+--    more (up to 1,000: a tier deep enough to read more holds more near ties, which a
+--    posting left unread puts out of order), files max(k, 50).
 -- While fewer than k pass and reading more could find others, depth and pool grow
 -- 8x, every posting counts however little it adds, and the steps run again (like
 -- pgvector's iterative index scans); but once a filter left too few and the deeper
@@ -492,7 +495,11 @@ declare
     bounded boolean := codesift._leg_bounds(k, terms, kinds, repository_ids);
     weighted boolean := codesift._weight_bounds(terms, weights);
     reading integer;
-    checking integer := greatest(4 * k, 400);
+    -- candidates scored exactly (step 3), and the pool checked for them
+    scoring integer;
+    postings_per_scored constant integer := 40;
+    most_scored constant integer := 1000;
+    checking integer;
     -- from this depth factor on (a fifth or less of the tenant's files in scope), summing
     -- only the scope's symbols' postings saves more than listing those symbols costs
     -- (bench/bm25_versions_bench.py)
@@ -519,8 +526,15 @@ begin
     -- the caller's (pipeline/legs.py reads it once for both legs) or the scope's own
     factor := codesift._bm25_depth_factor(tenant, repository_ids, depth_factor);
     reading := codesift._bm25_tier_depth(tenant, 'symbol', factor, cardinality(terms));
+    -- from the depth before a long question shares it among its terms
+    scoring := case
+        when cardinality(terms) > 8
+            then codesift._bm25_tier_depth(tenant, 'symbol', factor, 0)
+        else reading
+    end / postings_per_scored;
+    scoring := least(greatest(k, 100, scoring), most_scored);
     reading := least(reading::bigint * factor, 2147483647);
-    checking := least(checking::bigint * factor, 2147483647);
+    checking := least(4::bigint * scoring * factor, 2147483647);
     select
         coalesce(max(t.df), 0),
         coalesce(sum(t.df), 0)
@@ -746,7 +760,7 @@ begin
                         )
                 )
             order by pool.rough desc, pool.symbol_id asc
-            limit greatest(k, 100)
+            limit scoring
         ),
 
         best as (

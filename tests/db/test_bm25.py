@@ -156,6 +156,40 @@ def test_postings_that_add_little_are_read_only_when_too_few_pass(db, dsn, make_
     assert read >= 60
 
 
+# 260 functions that mention "retry": more candidates than the fewest scored exactly
+MANY = {f"many/m{i:03d}.py": f"def m{i}():\n    return retry({i})\n" for i in range(260)}
+
+
+def _exact_probes(db) -> int:
+    db.execute("select pg_stat_force_next_flush()")
+    return db.execute(
+        "select idx_scan from pg_stat_user_indexes where indexrelname = 'symbol_terms_symbol_term'"
+    ).fetchone()[0]
+
+
+@pytest.mark.parametrize(
+    ("depth", "scored"),
+    [(None, 100), ("40", 40), ("4000", 100), ("6000", 150), ("8000", 200), ("1000000", 260)],
+)
+def test_the_deeper_a_term_is_read_the_more_candidates_are_scored_exactly(
+    db, dsn, make_repo, snapshots, depth, scored
+):
+    """At least 100 (k 10), or one per 40 postings a term reads (this tier of 260 symbols
+    reads 2,000 unset), of the candidates the read found (40 read find 40, a million all
+    260): one probe of the (symbol, term) index each."""
+    snapshots.load_repos("bm25_many", {"many": ("acme", MANY)}, dsn, make_repo)
+    tenant, repo = db.execute("select tenant_id, id from repositories").fetchone()
+    if depth is not None:
+        db.execute("select set_config('codesift.bm25_depth', %s, false)", (depth,))
+    before = _exact_probes(db)
+    rows = db.execute(
+        "select symbol_id from _bm25_symbols(%s, %s, %s, null, null, null, 10, 1.2, 0.75)",
+        (tenant, TERMS, [repo]),
+    ).fetchall()
+    assert len(rows) == 10
+    assert _exact_probes(db) - before == scored
+
+
 def test_postings_carry_length_and_impact(db, indexed):
     bad = db.execute(
         "select count(*) from symbol_terms p join code_symbols s on s.id = p.symbol_id"
