@@ -19,7 +19,10 @@ the engine then reads for the corpus) are compared with exhaustive BM25 (every p
 every query term summed): mean top-20 overlap, the score share (the exact score sum of the
 leg's top 20 over the exhaustive top 20's: near copies score alike, so a low overlap with a
 share near 1 misses only near ties), how often the first result is the same, and the p50
-latency of the leg and of exhaustive scoring.
+latency of the leg and of exhaustive scoring. --rough-ranks DEPTH also says where the
+exhaustive top 20 stand in the order the symbol leg ranks its candidates by before exact
+scoring (each term's best DEPTH postings summed as idf * impact): those past the candidates
+the leg scores exactly are the ones it can miss.
 """
 
 from __future__ import annotations
@@ -200,6 +203,45 @@ def corpus_indexed(dsn: str, db: str, tenant: str, repo: str) -> bool:
         )
 
 
+# the symbol leg's first step at a fixed depth (sql/idempotent/003-lexical.sql, the
+# `summed` CTE): each term's best postings in impact order, summed as idf * impact
+ROUGH = """
+with idf as (
+    select i.term, i.idf, 0.1 * max(i.idf) over () / nullif(i.idf, 0) as least_impact
+    from codesift._bm25_idf(%(t)s, 'symbol', %(terms)s) as i
+)
+select p.symbol_id
+from idf cross join lateral (
+    select x.symbol_id, x.impact from codesift.symbol_terms as x
+    where x.tenant_id = %(t)s and x.term = idf.term and x.impact >= idf.least_impact
+    order by x.impact desc
+    limit %(depth)s
+) as p
+group by p.symbol_id
+order by sum(idf.idf * p.impact) desc, p.symbol_id
+"""
+ROUGH_RANKS = ((100, "1-100"), (200, "101-200"), (400, "201-400"), (800, "401-800"))
+
+
+def rough_ranks(conn, tenant: int, repos: list[int], questions: list[str], depth: int) -> None:
+    """Where each question's exhaustive top 20 stand in the symbol leg's rough order."""
+    counts = dict.fromkeys([label for _, label in ROUGH_RANKS] + ["> 800", "not read"], 0)
+    for q in questions:
+        terms = conn.execute("select codesift._query_terms(%s)", (q,)).fetchone()[0]
+        params = {"t": tenant, "r": repos, "terms": terms, "weights": None, "p": None}
+        exact = conn.execute(EXHAUSTIVE["symbol"], params).fetchall()
+        order = conn.execute(ROUGH, {**params, "depth": depth}).fetchall()
+        rank = {symbol_id: i + 1 for i, (symbol_id,) in enumerate(order)}
+        for symbol_id, _ in exact:
+            at = rank.get(symbol_id)
+            label = next((lb for cut, lb in ROUGH_RANKS if at is not None and at <= cut), None)
+            counts[label or ("> 800" if at else "not read")] += 1
+    total = sum(counts.values())
+    print(f"exhaustive top 20 by rough rank at {depth:,} postings a term ({total} rows):")
+    for label, n in counts.items():
+        print(f"  {label:>9} {n:5d} {n / max(total, 1):7.3f}")
+
+
 def _depth_label(conn, tenant: int, tier: str, depth: str) -> str:
     """The depth as set, or `default` with the depth the engine reads for the tier, asked of
     the legs' own rule (a whole-tenant scope, up to 8 terms)."""
@@ -291,6 +333,13 @@ def main() -> None:
         "to grow the corpus without rebuilding it; the questions then ask the whole tenant",
     )
     ap.add_argument("--add-repo", default="more", help="the repository --add-packages builds")
+    ap.add_argument(
+        "--rough-ranks",
+        type=int,
+        metavar="DEPTH",
+        help="also where the exhaustive top 20 stand in the symbol leg's order before exact"
+        " scoring, at DEPTH postings a term",
+    )
     args = ap.parse_args()
     benchdb.check_name(args.db)
     dsn = current_dsn()
@@ -321,6 +370,8 @@ def main() -> None:
             f" {len(questions)} questions"
         )
         measure(conn, tenant, repos, questions, parse_depths(args.depths))
+        if args.rough_ranks:
+            rough_ranks(conn, tenant, repos, questions, args.rough_ranks)
 
 
 if __name__ == "__main__":
