@@ -341,6 +341,8 @@ def main() -> None:
         " scoring, at DEPTH postings a term",
     )
     args = ap.parse_args()
+    if args.rough_ranks is not None and args.rough_ranks < 1:
+        ap.error(f"--rough-ranks: {args.rough_ranks} is not a number of postings (1 or more)")
     benchdb.check_name(args.db)
     dsn = current_dsn()
     if args.rebuild or not corpus_indexed(dsn, args.db, args.tenant, args.repo):
