@@ -197,6 +197,42 @@ def test_a_tenant_without_a_backlog_lists_no_file_to_count_it(db, embedded):
     assert read == []
 
 
+BACKLOG_SQL = (
+    (Path(__file__).resolve().parents[2] / "plpython/codesift_db/sql/embedding_backlog.sql")
+    .read_text()
+    .replace("$1", "%(t)s")
+    .replace("$2", "%(r)s")
+    .replace("$3", "%(waiting)s")
+    .replace("$4", "%(bound)s")
+)
+
+
+def _live_files_counted(plans: list[dict]) -> bool:
+    """Whether the backlog statement listed the scope's live files to compare its backlog
+    with (the `sizes` CTE's count over `live` ran)."""
+    (statement,) = [p for p in plans if p["Query Text"].lstrip().startswith("-- The embedding")]
+    (sizes,) = [n for n in nodes(statement) if n.get("Subplan Name") == "CTE sizes"]
+    scans = [n for n in nodes(sizes) if n.get("CTE Name") == "live"]
+    return any(n.get("Actual Loops", 0) > 0 for n in scans)
+
+
+@pytest.mark.parametrize(("bound", "counted"), [(3, False), (1000, True)])
+def test_a_backlog_at_the_counts_bound_walks_the_scope_without_counting_it_first(
+    db, dsn, make_repo, bound, counted
+):
+    # six texts wait on each table (nothing embedded): a backlog at the bound is walked
+    # from the scope's files whatever their number, so they are not counted first
+    more = {f"shop/m{i}.py": f"def m{i}(x):\n    return x + {i}\n" for i in range(4)}
+    root = make_repo({**FILES, **more}, name="shop")
+    _index(dsn, root, embed=False)
+    tenant = _tenant(db)
+    repo = db.execute("select id from repositories where name = 'shop'").fetchone()[0]
+    args = {"t": tenant, "r": [repo], "waiting": 2, "bound": bound}
+    rows, plans = explained(db, BACKLOG_SQL, args)
+    assert [r[:2] for r in rows] == [(2, 2)]  # each count stops at its bound, 2
+    assert _live_files_counted(plans) is counted
+
+
 def test_nothing_embedded_is_a_lexical_only_answer(db, dsn, make_repo):
     _index(dsn, make_repo(FILES, name="shop"), embed=False)
     _tenant(db)

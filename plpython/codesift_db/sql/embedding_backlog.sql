@@ -4,9 +4,10 @@
 -- enough to compare), the texts in scope the dense leg could see, each counted to at most
 -- $4. A tenant without a backlog costs a probe of the queue's partial indexes
 -- (code_symbols_unembedded, blobs_unembedded). Otherwise each table's count walks the
--- smaller side, both counted first to at most $4: the tenant's backlog, each row probing
--- for a live path in scope, or the live files in scope, each probing the partial index
--- keyed by blob (code_symbols_unembedded_blob, blobs_unembedded). The generic plan
+-- smaller side, each counted first to at most $4 (the live files only when a backlog
+-- under $4 is compared with them): the tenant's backlog, each row probing for a live path
+-- in scope, or the live files in scope, each probing the partial index keyed by blob
+-- (code_symbols_unembedded_blob, blobs_unembedded). The generic plan
 -- PL/Python caches cannot know either size: every probe is a subquery kept apart (a
 -- scalar subquery or a lateral one with offset 0), so no plan hashes or sorts a table.
 with live as (
@@ -53,13 +54,15 @@ sizes as materialized (
     select
         k.symbols as symbol_backlog,
         k.files as file_backlog,
-        -- the scope is listed only for a tenant with a backlog
+        -- the scope is listed only for a backlog under the count's bound, the one side it
+        -- is compared with: a backlog at the bound walks the scope's files whatever their
+        -- number (below), and none is not walked
         case
-            when k.symbols + k.files > 0
+            when (k.symbols > 0 and k.symbols < $4) or (k.files > 0 and k.files < $4)
                 then (
                     select count(*) from (select 1 from live limit $4) as q -- noqa: AM09
                 )
-            else 0
+            else $4
         end as live_files
     from backlog as k
 ),
