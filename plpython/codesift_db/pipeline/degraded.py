@@ -82,7 +82,8 @@ def backlog_detail(plpy, tenant: int, repo_ids: list[int], model: str) -> tuple[
     vector of `model` yet (every one waits), when the dense legs can find nothing. Reads the
     queue's partial indexes (sql/embedding_backlog.sql), each table to BACKLOG_CAP + 1 rows,
     from the smaller side: the tenant's backlog or the scope's live files, each sized to
-    SCOPE_CAP + 1 first (the scope only when the tenant has a backlog); the same statement
+    SCOPE_CAP + 1 first (the scope only when a backlog under that bound is compared with
+    it: one at the bound walks the scope's files whatever their number); the same statement
     counts the texts in scope (to SCOPE_CAP + 1) only when a smaller backlog shows. A larger
     one is judged by whether the tenant holds any vector of the model at all
     (sql/tenant_vectors.sql): the dense legs would walk the index for nothing."""
