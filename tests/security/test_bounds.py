@@ -694,6 +694,43 @@ def test_bm25_tier_depth_grows_with_the_sessions_own_documents_only(db, app_conn
         assert got == (1_000 if tier == "file" else 2_000)
 
 
+# more functions that hold "member" than the BM25 symbol leg ever scores exactly
+WIDE = {
+    f"wide/w{f:02d}.py": "".join(f"def member_{f}_{i}():\n    return {i}\n\n\n" for i in range(100))
+    for f in range(11)
+}
+DEEPEST = (
+    "select count(*) from codesift._bm25_symbols(%s, array['member'], %s::bigint[], null, null,"
+    " null, 1000, 1.2, 0.75)"
+)
+
+
+def test_the_deepest_bm25_read_scores_at_most_1000_and_stays_in_its_tenant(
+    db, dsn, app_connect, make_repo, clique
+):
+    """codesift.bm25_depth at its largest reads every posting and would score one candidate
+    per 40 of them: at most 1,000 of the 1,100 are scored exactly (one probe of the (symbol,
+    term) index each), and globex's tenant id or repository gives nothing however deep."""
+    (acme, _), (globex, globex_repo) = clique["acme"], clique["globex"]
+    index_repos(dsn, make_repo, {"wide": ("acme", WIDE)})
+    wide = db.execute("select id from repositories where name = 'wide'").fetchone()[0]
+    conn = runner(db, app_connect, acme, "_bm25_symbols")
+    conn.execute("select set_config('codesift.bm25_depth', '1000000', false)")
+
+    def probes() -> int:
+        conn.execute("select pg_stat_force_next_flush()")
+        return db.execute(
+            "select idx_scan from pg_stat_user_indexes"
+            " where indexrelname = 'symbol_terms_symbol_term'"
+        ).fetchone()[0]
+
+    before = probes()
+    assert conn.execute(DEEPEST, (acme, [wide])).fetchone()[0] == 1000
+    assert probes() - before == 1000
+    assert conn.execute(DEEPEST, (acme, [globex_repo])).fetchone()[0] == 0
+    assert conn.execute(DEEPEST, (globex, [globex_repo])).fetchone()[0] == 0
+
+
 # the BM25 legs under a filter, read one posting a term: too few pass, and the deeper read
 # would reach the terms' postings, so the leg sums them for the filter's scope alone (its
 # files listed by a statement of their own, the filters passed as values)
