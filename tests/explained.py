@@ -41,3 +41,13 @@ def nodes(plan: dict):
     yield plan
     for child in plan.get("Plans", []):
         yield from nodes(child)
+
+
+def index_reads(db, index: str, column: str = "idx_scan", session=None) -> int:
+    """An index's counter in pg_stat_user_indexes (idx_scan: scans, one per probe;
+    idx_tup_read: entries read), after `session` (the connection that read it; db when
+    None) flushed its statistics."""
+    (session or db).execute("select pg_stat_force_next_flush()")
+    return db.execute(
+        f"select {column} from pg_stat_user_indexes where indexrelname = %s", (index,)
+    ).fetchone()[0]

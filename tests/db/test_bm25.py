@@ -11,7 +11,7 @@ from codesift.migrate import SQL_DIR
 from codesift_db.packing import estimate_tokens
 
 from tests.conftest import commit, write_files
-from tests.explained import explained, nodes
+from tests.explained import explained, index_reads, nodes
 
 # 30 modules mention "retry"; only the 5 under core/ pass a path filter, and they mention it
 # least, so they are the last postings of the term in impact order
@@ -123,10 +123,7 @@ LIGHT_FILES = {
 
 
 def _impact_postings_read(db) -> int:
-    db.execute("select pg_stat_force_next_flush()")
-    return db.execute(
-        "select idx_tup_read from pg_stat_user_indexes where indexrelname = 'symbol_terms_impact'"
-    ).fetchone()[0]
+    return index_reads(db, "symbol_terms_impact", "idx_tup_read")
 
 
 def test_postings_that_add_little_are_read_only_when_too_few_pass(db, dsn, make_repo):
@@ -161,10 +158,7 @@ MANY = {f"many/m{i:03d}.py": f"def m{i}():\n    return retry({i})\n" for i in ra
 
 
 def _exact_probes(db) -> int:
-    db.execute("select pg_stat_force_next_flush()")
-    return db.execute(
-        "select idx_scan from pg_stat_user_indexes where indexrelname = 'symbol_terms_symbol_term'"
-    ).fetchone()[0]
+    return index_reads(db, "symbol_terms_symbol_term")
 
 
 @pytest.mark.parametrize(

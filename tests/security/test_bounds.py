@@ -13,7 +13,7 @@ import pytest
 from codesift.indexer import index_repository
 
 from tests.conftest import index_repos
-from tests.explained import explained
+from tests.explained import explained, index_reads
 
 from .refusals import refused
 
@@ -717,16 +717,9 @@ def test_the_deepest_bm25_read_scores_at_most_1000_and_stays_in_its_tenant(
     conn = runner(db, app_connect, acme, "_bm25_symbols")
     conn.execute("select set_config('codesift.bm25_depth', '1000000', false)")
 
-    def probes() -> int:
-        conn.execute("select pg_stat_force_next_flush()")
-        return db.execute(
-            "select idx_scan from pg_stat_user_indexes"
-            " where indexrelname = 'symbol_terms_symbol_term'"
-        ).fetchone()[0]
-
-    before = probes()
+    before = index_reads(db, "symbol_terms_symbol_term", session=conn)
     assert conn.execute(DEEPEST, (acme, [wide])).fetchone()[0] == 1000
-    assert probes() - before == 1000
+    assert index_reads(db, "symbol_terms_symbol_term", session=conn) - before == 1000
     assert conn.execute(DEEPEST, (acme, [globex_repo])).fetchone()[0] == 0
     assert conn.execute(DEEPEST, (globex, [globex_repo])).fetchone()[0] == 0
 
