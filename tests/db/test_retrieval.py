@@ -1,5 +1,6 @@
 """pack_context, explain_context and the search legs against a real indexed repository."""
 
+import contextlib
 import json
 
 import psycopg
@@ -198,6 +199,31 @@ def test_pack_context_text_is_one_prompt_block(db, indexed):
     assert text.startswith("# requestsish:") and "def resolve_redirects" in text
 
 
+@contextlib.contextmanager
+def _quick_hnsw_inserts(db):
+    """The HNSW indexes built with the least ef_construction pgvector accepts (2 x m) while
+    a test fills them: inserting thousands of rows at the migration's 256 takes most of such
+    a test's time. The migration's setting is put back after, so the reset between tests
+    finds the schema as it was."""
+    indexes = ("code_symbols_embedding", "blobs_embedding")
+    before = {
+        name: db.execute(
+            "select option_value from pg_options_to_table("
+            " (select reloptions from pg_class where relname = %s))"
+            " where option_name = 'ef_construction'",
+            (name,),
+        ).fetchone()[0]
+        for name in indexes
+    }
+    for name in indexes:
+        db.execute(f"alter index {name} set (ef_construction = 32)")
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            db.execute(f"alter index {name} set (ef_construction = {int(value)})")
+
+
 def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
     tenant = indexed["tenant"]
     # enough rows that an index matters: 3,000 one-symbol files in a second repository
@@ -213,12 +239,13 @@ def test_dense_leg_uses_the_hnsw_index_under_filters(db, indexed):
         " select r.id, r.tenant_id, 'bulk/f' || g || '.txt', lpad(to_hex(g), 40, '0')"
         " from repositories r, generate_series(1, 3000) g where r.name = 'bulk'"
     )
-    for table, key in (("code_symbols", "id > 0"), ("blobs", "size > 0")):
-        db.execute(
-            f"update {table} set embedding_model = 'all-MiniLM-L6-v2', embedding = ("
-            f" select array_agg(random())::vector(384) from generate_series(1, 384)"
-            f" where {key}) where embedding is null"
-        )
+    with _quick_hnsw_inserts(db):
+        for table, key in (("code_symbols", "id > 0"), ("blobs", "size > 0")):
+            db.execute(
+                f"update {table} set embedding_model = 'all-MiniLM-L6-v2', embedding = ("
+                f" select array_agg(random())::vector(384) from generate_series(1, 384)"
+                f" where {key}) where embedding is null"
+            )
     # 4% of them are functions: a filter the index scan has to skip through
     db.execute("update code_symbols set kind = 'function' where name ~ '^bulk$' and id % 25 = 0")
     db.execute("analyze")
@@ -267,16 +294,17 @@ def _crowd(db, tenant, query, rows=4000):
         " from generate_series(1, %s) g",
         (tenant, rows),
     )
-    db.execute(
-        "insert into code_symbols (tenant_id, blob_sha, name, qualified_name, kind,"
-        " start_line, end_line, body, embedding_model, embedding)"
-        " select %s, sha, 'crowd', 'crowd', 'function', 1, 1, content, 'all-MiniLM-L6-v2',"
-        " (select array_agg(q[i] + (random() - 0.5) * 0.02)::vector(384)"
-        "  from generate_series(1, 384) i where sha is not null)"
-        " from blobs, (select %s::vector::real[] as q) as v"
-        " where tenant_id = %s and content like 'crowd %%'",
-        (tenant, query, tenant),
-    )
+    with _quick_hnsw_inserts(db):
+        db.execute(
+            "insert into code_symbols (tenant_id, blob_sha, name, qualified_name, kind,"
+            " start_line, end_line, body, embedding_model, embedding)"
+            " select %s, sha, 'crowd', 'crowd', 'function', 1, 1, content, 'all-MiniLM-L6-v2',"
+            " (select array_agg(q[i] + (random() - 0.5) * 0.02)::vector(384)"
+            "  from generate_series(1, 384) i where sha is not null)"
+            " from blobs, (select %s::vector::real[] as q) as v"
+            " where tenant_id = %s and content like 'crowd %%'",
+            (tenant, query, tenant),
+        )
     db.execute(
         "insert into files (repository_id, tenant_id, path, blob_sha)"
         " select r.id, r.tenant_id, b.path_hint, b.sha from repositories r"
