@@ -514,6 +514,11 @@ WALKS_AT = (
 )
 
 
+def _table_rows(db, table: str, n: float) -> None:
+    """The planner's row estimate of a codesift table (what the dense legs read) set to n."""
+    db.execute("update pg_class set reltuples = %s where oid = %s::regclass", (n, table))
+
+
 def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed):
     """HNSW finds fewer of the true nearest rows at a fixed ef_search as its graph grows, so
     a walk over a table past dense.REFERENCE_ROWS searches wider in proportion, for the leg
@@ -532,7 +537,7 @@ def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed)
     )
 
     def table_rows(n: float) -> None:
-        db.execute("update pg_class set reltuples = %s where oid = 'code_symbols'::regclass", (n,))
+        _table_rows(db, "code_symbols", n)
 
     table_rows(2.5 * dense.REFERENCE_ROWS)
     assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 500",)
@@ -580,14 +585,8 @@ def test_the_dense_legs_settings_hold_for_each_leg_and_end_with_the_call(db, ind
         "update corpus_stats set docs = 2 * %s where tenant_id = %s",
         (dense.REFERENCE_ROWS, acme),
     )
-    db.execute(
-        "update pg_class set reltuples = %s where oid = 'code_symbols'::regclass",
-        (3 * dense.REFERENCE_ROWS,),
-    )
-    db.execute(
-        "update pg_class set reltuples = %s where oid = 'blobs'::regclass",
-        (dense.REFERENCE_ROWS,),
-    )
+    _table_rows(db, "code_symbols", 3 * dense.REFERENCE_ROWS)
+    _table_rows(db, "blobs", dense.REFERENCE_ROWS)
     both = db.execute(
         "select pg_temp.walks_at(%s, %s, array['symbol', 'file'],"
         " array['codesift.code_symbols', 'codesift.blobs'])",
