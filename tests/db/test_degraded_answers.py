@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from codesift.embedder import embed_pending
 from codesift.indexer import index_repository
+from codesift_db import plans
 
 from tests.conftest import commit, write_files
 from tests.explained import explained, nodes
@@ -198,8 +199,7 @@ def test_a_tenant_without_a_backlog_lists_no_file_to_count_it(db, embedded):
 
 
 BACKLOG_SQL = (
-    (Path(__file__).resolve().parents[2] / "plpython/codesift_db/sql/embedding_backlog.sql")
-    .read_text()
+    plans.load("embedding_backlog")
     .replace("$1", "%(t)s")
     .replace("$2", "%(r)s")
     .replace("$3", "%(waiting)s")

@@ -536,18 +536,15 @@ def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed)
         (dense.REFERENCE_ROWS, acme),
     )
 
-    def table_rows(n: float) -> None:
-        _table_rows(db, "code_symbols", n)
-
-    table_rows(2.5 * dense.REFERENCE_ROWS)
+    _table_rows(db, "code_symbols", 2.5 * dense.REFERENCE_ROWS)
     assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 500",)
-    table_rows(dense.REFERENCE_ROWS)  # the reference: the function's own
+    _table_rows(db, "code_symbols", dense.REFERENCE_ROWS)  # the reference: the function's own
     assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 200",)
     # an exact sort (a tenant that is a small share of the table) walks nothing: left alone
     db.execute(
         "update corpus_stats set docs = 50 where tenant_id = %s and tier = 'symbol'", (acme,)
     )
-    table_rows(10 * dense.REFERENCE_ROWS)
+    _table_rows(db, "code_symbols", 10 * dense.REFERENCE_ROWS)
     assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant 200",)
     # the leg functions themselves: the wider search ends with the call
     db.execute(
@@ -565,9 +562,9 @@ def test_a_walk_over_a_large_table_searches_wider_for_its_call_only(db, indexed)
     db.execute("reset hnsw.ef_search")
     # a session's codesift.ef_search is the legs' own, widened the same way
     db.execute("set codesift.ef_search = 100")
-    table_rows(dense.REFERENCE_ROWS)
+    _table_rows(db, "code_symbols", dense.REFERENCE_ROWS)
     assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 100",)
-    table_rows(2.5 * dense.REFERENCE_ROWS)
+    _table_rows(db, "code_symbols", 2.5 * dense.REFERENCE_ROWS)
     assert db.execute(walks_at, (acme, everything)).fetchone() == ("tenant_walk 250",)
     db.execute("reset codesift.ef_search")
 
