@@ -700,7 +700,7 @@ WIDE = {
     for f in range(11)
 }
 DEEPEST = (
-    "select count(*) from codesift._bm25_symbols(%s, array['member'], %s::bigint[], null, null,"
+    "select count(*) from codesift._bm25_symbols(%s, array['member'], %s::bigint[], %s, null,"
     " null, 1000, 1.2, 0.75)"
 )
 
@@ -710,7 +710,8 @@ def test_the_deepest_bm25_read_scores_at_most_1000_and_stays_in_its_tenant(
 ):
     """codesift.bm25_depth at its largest reads every posting and would score one candidate
     per 40 of them: at most 1,000 of the 1,100 are scored exactly (one probe of the (symbol,
-    term) index each), and globex's tenant id or repository gives nothing however deep."""
+    term) index each), and globex's tenant id or repository, or a prefix leading out of the
+    repository, gives nothing however deep."""
     (acme, _), (globex, globex_repo) = clique["acme"], clique["globex"]
     index_repos(dsn, make_repo, {"wide": ("acme", WIDE)})
     wide = db.execute("select id from repositories where name = 'wide'").fetchone()[0]
@@ -718,10 +719,13 @@ def test_the_deepest_bm25_read_scores_at_most_1000_and_stays_in_its_tenant(
     conn.execute("select set_config('codesift.bm25_depth', '1000000', false)")
 
     before = index_reads(db, "symbol_terms_symbol_term", session=conn)
-    assert conn.execute(DEEPEST, (acme, [wide])).fetchone()[0] == 1000
+    assert conn.execute(DEEPEST, (acme, [wide], None)).fetchone()[0] == 1000
     assert index_reads(db, "symbol_terms_symbol_term", session=conn) - before == 1000
-    assert conn.execute(DEEPEST, (acme, [globex_repo])).fetchone()[0] == 0
-    assert conn.execute(DEEPEST, (globex, [globex_repo])).fetchone()[0] == 0
+    assert conn.execute(DEEPEST, (acme, [globex_repo], None)).fetchone()[0] == 0
+    assert conn.execute(DEEPEST, (globex, [globex_repo], None)).fetchone()[0] == 0
+    assert conn.execute(DEEPEST, (acme, [wide], "wide/")).fetchone()[0] == 1000
+    for prefix in ["../", "/etc/", "wide/../../", "x" * 1_000_000]:
+        assert conn.execute(DEEPEST, (acme, [wide], prefix)).fetchone()[0] == 0, prefix[:20]
 
 
 # the BM25 legs under a filter, read one posting a term: too few pass, and the deeper read
