@@ -233,6 +233,43 @@ def test_a_backlog_at_the_counts_bound_walks_the_scope_without_counting_it_first
     assert _live_files_counted(plans) is counted
 
 
+def test_content_shared_by_repositories_of_a_scope_is_counted_once(db, dsn, make_repo):
+    # one blob at three paths of shop and at a path of stock: each count of the backlog
+    # statement is that of the distinct contents in scope, for either repository alone and
+    # both in either order, from either side (shop's files outnumber the tenant's unembedded
+    # blobs, so those are probed for a path in scope; stock's do not, so they are walked)
+    notes = {f"notes/n{i}.txt": f"note number {i}\n" for i in range(8)}
+    copies = {"shop/again/pricing.py": PRICING_PY, "shop/third/pricing.py": PRICING_PY}
+    shop = make_repo({**FILES, **copies, **notes}, name="shop")
+    stock = make_repo(
+        {"stock/pricing.py": PRICING_PY, "stock/level.py": "def level(x):\n    return x\n"},
+        name="stock",
+    )
+    _index(dsn, shop, embed=False)
+    _index(dsn, stock, embed=False, name="stock")
+    tenant = _tenant(db)
+    ids = dict(db.execute("select name, id from repositories").fetchall())
+    for repos in (
+        [ids["shop"]],
+        [ids["stock"]],
+        [ids["shop"], ids["stock"]],
+        [ids["stock"], ids["shop"]],
+    ):
+        distinct = db.execute(
+            "with s as (select distinct f.blob_sha from files f where f.live"
+            "           and f.repository_id = any(%(r)s))"
+            " select (select count(*) from code_symbols c join s using (blob_sha)),"
+            " (select count(*) from s)",
+            {"r": repos},
+        ).fetchone()
+        for bound in (3, 1000):  # the backlog at the bound, or under it and compared
+            args = {"t": tenant, "r": repos, "waiting": 1000, "bound": bound}
+            (row,) = db.execute(BACKLOG_SQL, args).fetchall()
+            assert row[:2] == distinct, (repos, bound, row)
+            if bound == 1000:
+                assert row[2:] == distinct, (repos, row)
+
+
 def test_nothing_embedded_is_a_lexical_only_answer(db, dsn, make_repo):
     _index(dsn, make_repo(FILES, name="shop"), embed=False)
     _tenant(db)

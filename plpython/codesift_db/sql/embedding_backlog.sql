@@ -6,8 +6,10 @@
 -- (code_symbols_unembedded, blobs_unembedded). Otherwise each table's count walks the
 -- smaller side, each counted first to at most $4 (the live files only when a backlog
 -- under $4 is compared with them): the tenant's backlog, each row probing for a live path
--- in scope, or the live files in scope, each probing the partial index keyed by blob
--- (code_symbols_unembedded_blob, blobs_unembedded). The generic plan
+-- in scope, or the live files in scope (each content once: `scope`), each probing the
+-- partial index keyed by blob (code_symbols_unembedded_blob, blobs_unembedded). The files
+-- are probed by blob and repository (files_blob_repository), by equality for a scope of
+-- one repository: another ref's files holding the same blob are not read. The generic plan
 -- PL/Python caches cannot know either size: every probe is a subquery kept apart (a
 -- scalar subquery or a lateral one with offset 0), so no plan hashes or sorts a table.
 with live as (
@@ -26,6 +28,15 @@ with live as (
         where g.tenant_id = $1 and g.repository_id = r.id and g.live
         offset 0 -- noqa: AM09
     ) as f
+),
+
+-- the smallest and largest repository id of the scope: the range the probes of
+-- files_blob_repository read (a scope of one repository reads only its own rows)
+span as materialized (
+    select
+        min(r.id) as low,
+        max(r.id) as high
+    from unnest($2::bigint[]) as r (id)
 ),
 
 backlog as materialized (
@@ -67,6 +78,33 @@ sizes as materialized (
     from backlog as k
 ),
 
+scope as (
+    -- each blob once, at its first live path in scope (the same content at two paths
+    -- counts once): no earlier path in its repository, nor (a scope of several) the blob
+    -- live in a repository of the scope with a smaller id. Read only as far as the capped
+    -- counts go, each live file probed once
+    select live.blob_sha from live
+    where
+        (
+            select 1 from codesift.files as g
+            where
+                g.tenant_id = $1 and g.blob_sha = live.blob_sha
+                and g.repository_id = live.repository_id and g.path < live.path and g.live
+            limit 1 -- noqa: AM09
+        ) is null
+        and (
+            cardinality($2) = 1
+            or (
+                select 1 from codesift.files as g
+                where
+                    g.tenant_id = $1 and g.blob_sha = live.blob_sha and g.live
+                    and g.repository_id between (select span.low from span) and live.repository_id - 1
+                    and g.repository_id = any($2)
+                limit 1 -- noqa: AM09
+            ) is null
+        )
+),
+
 pending as materialized (
     select
         case
@@ -82,6 +120,7 @@ pending as materialized (
                                 select 1 from codesift.files as f
                                 where
                                     f.tenant_id = $1 and f.blob_sha = s.blob_sha and f.live
+                                    and f.repository_id between (select span.low from span) and (select span.high from span)
                                     and f.repository_id = any($2)
                                 limit 1 -- noqa: AM09
                             ) is not null
@@ -91,24 +130,15 @@ pending as materialized (
             else (
                 select count(*) from (
                     select 1
-                    from live
+                    from scope
                     cross join
                         lateral (
-                            select s.blob_sha from codesift.code_symbols as s
+                            select from codesift.code_symbols as s
                             where
-                                s.tenant_id = $1 and s.blob_sha = live.blob_sha
+                                s.tenant_id = $1 and s.blob_sha = scope.blob_sha
                                 and s.embedding_model is null and s.embedding_retry_at is null
                             offset 0 -- noqa: AM09
                         ) as s
-                    -- the same content at two paths counts once: at its first path
-                    where (
-                        select 1 from codesift.files as g
-                        where
-                            g.tenant_id = $1 and g.blob_sha = s.blob_sha and g.live
-                            and g.repository_id = any($2)
-                            and (g.repository_id, g.path) < (live.repository_id, live.path)
-                        limit 1 -- noqa: AM09
-                    ) is null
                     limit $3 -- noqa: AM09
                 ) as q
             )
@@ -126,6 +156,7 @@ pending as materialized (
                                 select 1 from codesift.files as f
                                 where
                                     f.tenant_id = $1 and f.blob_sha = b.sha and f.live
+                                    and f.repository_id between (select span.low from span) and (select span.high from span)
                                     and f.repository_id = any($2)
                                 limit 1 -- noqa: AM09
                             ) is not null
@@ -135,42 +166,20 @@ pending as materialized (
             else (
                 select count(*) from (
                     select 1
-                    from live
+                    from scope
                     cross join
                         lateral (
-                            select b.sha from codesift.blobs as b
+                            select from codesift.blobs as b
                             where
-                                b.tenant_id = $1 and b.sha = live.blob_sha
+                                b.tenant_id = $1 and b.sha = scope.blob_sha
                                 and b.embedding_model is null and b.embedding_retry_at is null
                             offset 0 -- noqa: AM09
                         ) as b
-                    where (
-                        select 1 from codesift.files as g
-                        where
-                            g.tenant_id = $1 and g.blob_sha = b.sha and g.live
-                            and g.repository_id = any($2)
-                            and (g.repository_id, g.path) < (live.repository_id, live.path)
-                        limit 1 -- noqa: AM09
-                    ) is null
                     limit $3 -- noqa: AM09
                 ) as q
             )
         end as files
     from sizes as z
-),
-
-scope as (
-    -- each blob once, at its first live path in scope; read only as far as the capped
-    -- counts below go
-    select live.blob_sha from live
-    where (
-        select 1 from codesift.files as g
-        where
-            g.tenant_id = $1 and g.blob_sha = live.blob_sha and g.live
-            and g.repository_id = any($2)
-            and (g.repository_id, g.path) < (live.repository_id, live.path)
-        limit 1 -- noqa: AM09
-    ) is null
 )
 
 -- the scope's counts are subqueries evaluated only when their branch is taken
