@@ -11,6 +11,7 @@ as the owner, whose bounds must hold all the same.
 import psycopg
 import pytest
 from codesift.indexer import index_repository
+from codesift_db import plans
 
 from tests.conftest import index_repos
 from tests.explained import explained, index_reads
@@ -804,3 +805,58 @@ def test_a_dense_leg_stays_in_its_tenant_repository_and_ef_search_bound(
         )
     conn.execute("reset codesift.ef_search")
     assert ask(acme, [acme_repo])
+
+
+def _statement(name: str) -> str:
+    """plpython/codesift_db/sql/NAME.sql with its $n parameters as psycopg's %(pn)s."""
+    text = plans.load(name)
+    for n in range(9, 0, -1):
+        text = text.replace(f"${n}", f"%(p{n})s")
+    return text
+
+
+def test_the_backlog_count_and_the_hydration_read_their_tenants_rows_only(db, app_connect, clique):
+    """The statements that count a scope's embedding backlog and read the candidates' text
+    (sql/embedding_backlog.sql, sql/hydrate_symbols.sql), run as the application role acting
+    as acme: acme's counts and rows; globex's tenant id, its repository or its symbols give
+    nothing (the owner, who bypasses row-level security, reads them), nor do 100,000
+    repository ids or symbol ids that name nothing of acme's."""
+    (acme, acme_repo), (globex, globex_repo) = clique["acme"], clique["globex"]
+    backlog, hydrate = _statement("embedding_backlog"), _statement("hydrate_symbols")
+    many = list(range(10**12, 10**12 + 100_000))
+    ids = {
+        tenant: [
+            i
+            for (i,) in db.execute(
+                "select id from codesift.code_symbols where tenant_id = %s", (tenant,)
+            ).fetchall()
+        ]
+        for tenant in (acme, globex)
+    }
+
+    def count(conn, tenant, repos):
+        args = {"p1": tenant, "p2": repos, "p3": 1001, "p4": 10001}
+        return conn.execute(backlog, args).fetchone()[:2]
+
+    def rows(conn, tenant, symbols, repos):
+        args = {"p1": symbols, "p2": repos, "p3": 1000, "p4": tenant}
+        return conn.execute(hydrate, args).fetchall()
+
+    # the clique is indexed without vectors: globex's backlog and rows are there to be read
+    assert min(count(db, globex, [globex_repo])) > 0
+    assert len(rows(db, globex, ids[globex], [globex_repo])) == len(ids[globex]) > 0
+
+    conn = app_connect(acme)
+    assert count(conn, acme, [acme_repo]) == count(db, globex, [globex_repo])
+    for tenant, repos in ((globex, [globex_repo]), (acme, [globex_repo]), (globex, [acme_repo])):
+        assert count(conn, tenant, repos) == (0, 0), (tenant, repos)
+    assert count(conn, acme, many) == (0, 0)
+    assert count(conn, acme, [globex_repo, *many]) == (0, 0)
+
+    assert len(rows(conn, acme, ids[acme], [acme_repo])) == len(ids[acme])
+    assert rows(conn, globex, ids[globex], [globex_repo]) == []
+    assert rows(conn, acme, ids[globex], [globex_repo]) == []
+    assert rows(conn, globex, ids[acme], [acme_repo]) == []
+    assert rows(conn, acme, ids[acme], [globex_repo]) == []
+    assert rows(conn, acme, many, [acme_repo]) == []
+    assert rows(conn, acme, ids[acme], many) == []
