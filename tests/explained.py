@@ -1,9 +1,11 @@
 """EXPLAIN ANALYZE of a statement and of every statement it runs (auto_explain), for tests
-that check what a query reads rather than only what it returns."""
+that check what a query reads rather than only what it returns; and the statements the
+pipeline's Python runs, as a test can run them itself."""
 
 import json
 
 import psycopg
+from codesift_db import plans
 
 
 def explained(db, statement: str, args) -> tuple[list, list[dict]]:
@@ -51,3 +53,11 @@ def index_reads(db, index: str, column: str = "idx_scan", session=None) -> int:
     return db.execute(
         f"select {column} from pg_stat_user_indexes where indexrelname = %s", (index,)
     ).fetchone()[0]
+
+
+def pipeline_statement(name: str) -> str:
+    """plpython/codesift_db/sql/NAME.sql with its $n parameters as psycopg's %(pn)s."""
+    text = plans.load(name)
+    for n in range(9, 0, -1):
+        text = text.replace(f"${n}", f"%(p{n})s")
+    return text

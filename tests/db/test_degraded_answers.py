@@ -12,10 +12,9 @@ import psycopg
 import pytest
 from codesift.embedder import embed_pending
 from codesift.indexer import index_repository
-from codesift_db import plans
 
 from tests.conftest import commit, write_files
-from tests.explained import explained, nodes
+from tests.explained import explained, nodes, pipeline_statement
 from tests.mcp.harness import stdio_session, text_of
 
 CODESIFT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "codesift"
@@ -185,9 +184,11 @@ def test_a_backlog_elsewhere_larger_than_the_scope_is_not_counted_in_it(db, dsn,
 def test_a_tenant_without_a_backlog_lists_no_file_to_count_it(db, embedded):
     # every question counts the backlog in its scope; a tenant with none pays two probes of
     # the queue's partial indexes, never a listing of the scope's files
-    rows, plans = explained(db, CALLS[1], (ENGLISH,))
+    rows, explains = explained(db, CALLS[1], (ENGLISH,))
     assert rows
-    counts = [p for p in plans if p["Query Text"].lstrip().startswith("-- The embedding backlog")]
+    counts = [
+        p for p in explains if p["Query Text"].lstrip().startswith("-- The embedding backlog")
+    ]
     assert counts
     read = [
         n
@@ -198,19 +199,13 @@ def test_a_tenant_without_a_backlog_lists_no_file_to_count_it(db, embedded):
     assert read == []
 
 
-BACKLOG_SQL = (
-    plans.load("embedding_backlog")
-    .replace("$1", "%(t)s")
-    .replace("$2", "%(r)s")
-    .replace("$3", "%(waiting)s")
-    .replace("$4", "%(bound)s")
-)
+BACKLOG_SQL = pipeline_statement("embedding_backlog")
 
 
-def _live_files_counted(plans: list[dict]) -> bool:
+def _live_files_counted(explains: list[dict]) -> bool:
     """Whether the backlog statement listed the scope's live files to compare its backlog
     with (the `sizes` CTE's count over `live` ran)."""
-    (statement,) = [p for p in plans if p["Query Text"].lstrip().startswith("-- The embedding")]
+    (statement,) = [p for p in explains if p["Query Text"].lstrip().startswith("-- The embedding")]
     (sizes,) = [n for n in nodes(statement) if n.get("Subplan Name") == "CTE sizes"]
     scans = [n for n in nodes(sizes) if n.get("CTE Name") == "live"]
     return any(n.get("Actual Loops", 0) > 0 for n in scans)
@@ -227,10 +222,10 @@ def test_a_backlog_at_the_counts_bound_walks_the_scope_without_counting_it_first
     _index(dsn, root, embed=False)
     tenant = _tenant(db)
     repo = db.execute("select id from repositories where name = 'shop'").fetchone()[0]
-    args = {"t": tenant, "r": [repo], "waiting": 2, "bound": bound}
-    rows, plans = explained(db, BACKLOG_SQL, args)
+    args = {"p1": tenant, "p2": [repo], "p3": 2, "p4": bound}  # the waiting rows' bound: 2
+    rows, explains = explained(db, BACKLOG_SQL, args)
     assert [r[:2] for r in rows] == [(2, 2)]  # each count stops at its bound, 2
-    assert _live_files_counted(plans) is counted
+    assert _live_files_counted(explains) is counted
 
 
 def test_content_shared_by_repositories_of_a_scope_is_counted_once(db, dsn, make_repo):
@@ -263,7 +258,7 @@ def test_content_shared_by_repositories_of_a_scope_is_counted_once(db, dsn, make
             {"r": repos},
         ).fetchone()
         for bound in (3, 1000):  # the backlog at the bound, or under it and compared
-            args = {"t": tenant, "r": repos, "waiting": 1000, "bound": bound}
+            args = {"p1": tenant, "p2": repos, "p3": 1000, "p4": bound}
             (row,) = db.execute(BACKLOG_SQL, args).fetchall()
             assert row[:2] == distinct, (repos, bound, row)
             if bound == 1000:

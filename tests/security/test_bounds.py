@@ -11,10 +11,9 @@ as the owner, whose bounds must hold all the same.
 import psycopg
 import pytest
 from codesift.indexer import index_repository
-from codesift_db import plans
 
 from tests.conftest import index_repos
-from tests.explained import explained, index_reads
+from tests.explained import explained, index_reads, pipeline_statement
 
 from .refusals import refused
 
@@ -807,14 +806,6 @@ def test_a_dense_leg_stays_in_its_tenant_repository_and_ef_search_bound(
     assert ask(acme, [acme_repo])
 
 
-def _statement(name: str) -> str:
-    """plpython/codesift_db/sql/NAME.sql with its $n parameters as psycopg's %(pn)s."""
-    text = plans.load(name)
-    for n in range(9, 0, -1):
-        text = text.replace(f"${n}", f"%(p{n})s")
-    return text
-
-
 def test_the_backlog_count_and_the_hydration_read_their_tenants_rows_only(db, app_connect, clique):
     """The statements that count a scope's embedding backlog and read the candidates' text
     (sql/embedding_backlog.sql, sql/hydrate_symbols.sql), run as the application role acting
@@ -822,7 +813,8 @@ def test_the_backlog_count_and_the_hydration_read_their_tenants_rows_only(db, ap
     nothing (the owner, who bypasses row-level security, reads them), nor do 100,000
     repository ids or symbol ids that name nothing of acme's."""
     (acme, acme_repo), (globex, globex_repo) = clique["acme"], clique["globex"]
-    backlog, hydrate = _statement("embedding_backlog"), _statement("hydrate_symbols")
+    backlog = pipeline_statement("embedding_backlog")
+    hydrate = pipeline_statement("hydrate_symbols")
     many = list(range(10**12, 10**12 + 100_000))
     ids = {
         tenant: [
