@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from tests.citus.conftest import COORDINATOR_PORT, QUESTIONS, TENANTS, as_tenant, index_tenants
-from tests.explained import explained
+from tests.explained import explained, pipeline_statement
 
 ROOT = Path(__file__).resolve().parents[2]
 # Keyed by tenant_id but read by another key before a tenant is known (sql/citus/).
@@ -240,12 +240,7 @@ def test_the_vector_probe_reads_only_the_tenants_worker(citus_cluster, citus_ind
     """pipeline/degraded.py asks whether a tenant holds any vector of the model (a tenant
     with a backlog too large to count): answered on the tenant's worker alone, from its own
     rows (the other tenant's vectors are of the same model)."""
-    probe = (
-        (ROOT / "plpython" / "codesift_db" / "sql" / "tenant_vectors.sql")
-        .read_text(encoding="utf-8")
-        .replace("$1", "%(tenant)s")
-        .replace("$2", "%(model)s")
-    )
+    probe = pipeline_statement("tenant_vectors")
     (mine, theirs) = sorted(citus_indexed.values())
     for tenant_id, other_id in ((mine, theirs), (theirs, mine)):
         with as_tenant(citus_cluster.dsn, tenant_id) as conn:
@@ -253,11 +248,11 @@ def test_the_vector_probe_reads_only_the_tenants_worker(citus_cluster, citus_ind
                 "select value from settings where key = 'embedding_model'"
             ).fetchone()[0]
             # the other tenant's rows are not this session's to see
-            assert conn.execute(probe, {"tenant": other_id, "model": model}).fetchone()[0] is False
+            assert conn.execute(probe, {"p1": other_id, "p2": model}).fetchone()[0] is False
         servers: list[str] = []
         with logging_remote_commands(citus_cluster.dsn, tenant_id, servers) as conn:
-            found = conn.execute(probe, {"tenant": tenant_id, "model": model}).fetchone()[0]
-            unknown = {"tenant": tenant_id, "model": "no-such-model"}
+            found = conn.execute(probe, {"p1": tenant_id, "p2": model}).fetchone()[0]
+            unknown = {"p1": tenant_id, "p2": "no-such-model"}
             assert conn.execute(probe, unknown).fetchone()[0] is False
         assert found is True
         assert servers and set(servers) == {str(citus_cluster.worker_of(tenant_id))}

@@ -10,12 +10,12 @@ with the tenant set."""
 import psycopg
 import pytest
 from codesift.indexer import index_repository
-from codesift_db import plans
 from codesift_db.pipeline import outlines
 from codesift_db.pipeline.features import DEFAULT_OFF
 from codesift_db.tokens import estimate_tokens
 
 from tests.conftest import commit, git, write_files
+from tests.explained import pipeline_statement
 
 VERBS = ["refund", "charge", "ship", "audit", "invoice"]
 NOUNS = ["payment", "parcel", "ledger", "coupon"]
@@ -279,9 +279,7 @@ def test_nearness_reads_only_the_tenants_own_vectors(dsn, make_repo, app_connect
     ).fetchall()
     mine = [r[0] for r in rows]
     ship = next(r for r in rows if r[1] == "ship_parcel")
-    statement = plans.load("outline_nearness")
-    for n in range(4, 0, -1):  # the pipeline's $n as psycopg's named parameters
-        statement = statement.replace(f"${n}", f"%(p{n})s")
+    statement = pipeline_statement("outline_nearness")
 
     def near(tenant: int, ids: list[int]) -> dict:
         args = {"p1": tenant, "p2": ids, "p3": ship[2], "p4": ship[3]}

@@ -6,11 +6,12 @@ import json
 import psycopg
 import pytest
 from codesift.indexer import index_repository
-from codesift_db import dense, plans
+from codesift_db import dense
 from codesift_db.pipeline import query as pipeline_query
 from codesift_db.pipeline import recency, request
 
 from tests.conftest import commit, write_files
+from tests.explained import pipeline_statement
 
 SESSION_PY = '''"""HTTP sessions."""
 from .redirects import resolve_redirects
@@ -1210,9 +1211,7 @@ def test_stand_ins_are_each_large_files_best_non_candidates(db, dsn, make_repo):
     repo = db.execute("select id from repositories where name = 'vault'").fetchone()[0]
     ids = dict(db.execute("select name, id from code_symbols where kind = 'function'").fetchall())
     terms = db.execute("select _query_terms('rotate signing key vault')").fetchone()[0]
-    query = plans.load("stand_in_symbols")
-    for n in range(8, 0, -1):  # psycopg's placeholders for the statement's $n
-        query = query.replace(f"${n}", f"%(p{n})s")
+    query = pipeline_statement("stand_in_symbols")
     rows = db.execute(
         query.replace("%(p6)s", "%(p6)s::tsquery"),
         {
