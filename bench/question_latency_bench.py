@@ -15,6 +15,7 @@ pipeline/features.py, `baseline` (codesift.retrieval_off = all), `default` (the 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import time
@@ -31,6 +32,8 @@ from bench.eval import engine_settings, set_engine  # noqa: E402
 from bench.question_sets import questions  # noqa: E402
 
 PACK = "select count(*) from codesift.pack_context(%s, repo => %s, token_budget => 4000)"
+TIMING_NOTICE = "codesift.timing:"  # pipeline/timing.py's notice: 'stage 0.4 ms, ...; total'
+STAGE_MS = re.compile(r"(\w+) ([\d.]+) ms")
 
 
 def run(conn, texts: list[str], repo: str, reps: int, engines: list[str]) -> dict:
@@ -86,7 +89,7 @@ def main() -> int:
                     f"{label:<28}{engine:<11}{len(values):>5}{pct(values, 0.5):>9.1f}"
                     f"{pct(values, 0.95):>9.1f}{statistics.mean(values):>9.1f}"
                 )
-        print("\nwhere the time goes (explain_context's why.stage_ms, default engine), p50 ms")
+        print("\nwhere pack_context's time goes (codesift.timing, default engine), p50 ms")
         for label, texts in (("short", short), ("long", long)):
             stages = stage_medians(conn, texts, args.repo)
             print(f"{label:<8}" + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()))
@@ -94,16 +97,29 @@ def main() -> int:
 
 
 def stage_medians(conn, texts: list[str], repo: str) -> dict[str, float]:
-    """The median milliseconds of each stage over the questions (one explain_context each)."""
+    """The median milliseconds of each stage of pack_context over the questions (the
+    codesift.timing notice of one call each; explain_context's why.stage_ms would count
+    the languages of every candidate, which a pack looks up for its packed rows only)."""
     set_engine(conn, "default")
+    notices: list[str] = []
+
+    def keep(diagnostic) -> None:
+        notices.append(diagnostic.message_primary or "")
+
     per_stage: dict[str, list[float]] = {}
-    for text in texts:
-        row = conn.execute(
-            "select why->'stage_ms' from codesift.explain_context(%s, repo => %s) limit 1",
-            (text, repo),
-        ).fetchone()
-        for stage, ms in (row[0] if row else {}).items():
-            per_stage.setdefault(stage, []).append(ms)
+    conn.add_notice_handler(keep)
+    conn.execute("set codesift.timing = on")
+    try:
+        for text in texts:
+            notices.clear()
+            conn.execute(PACK, (text, repo)).fetchone()
+            line = next((n for n in notices if n.startswith(TIMING_NOTICE)), "")
+            stages = line.removeprefix(TIMING_NOTICE).split(";")[0]
+            for stage, ms in STAGE_MS.findall(stages):
+                per_stage.setdefault(stage, []).append(float(ms))
+    finally:
+        conn.execute("reset codesift.timing")
+        conn.remove_notice_handler(keep)
     order = sorted(per_stage, key=lambda s: -statistics.median(per_stage[s]))
     return {s: statistics.median(per_stage[s]) for s in order}
 
